@@ -1,0 +1,17 @@
+package io.github.redissemaphore.core;
+
+/**
+ * Base of every unchecked exception the semaphore library throws.
+ */
+public class SemaphoreException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    public SemaphoreException(String message) {
+        super(message);
+    }
+
+    public SemaphoreException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

@@ -1,0 +1,45 @@
+package io.github.redissemaphore.core;
+
+import java.time.Duration;
+
+/**
+ * Hears what the semaphores of one registry do, for metrics and logs. Every call carries only
+ * what the Redis scripts already returned: listening costs no Redis call. Methods run on the
+ * caller's or a library thread and must be quick and must not throw.
+ */
+public interface SemaphoreListener {
+
+    /** How an acquisition ended. */
+    enum Outcome {
+        /** a permit was granted */
+        ACQUIRED,
+        /** no permit within the wait */
+        REJECTED,
+        /** Redis failed, the caller was interrupted or cancelled, or the registry closed */
+        ERROR
+    }
+
+    /** An acquisition ended after {@code elapsed}. */
+    default void acquisitionEnded(String semaphore, int permits, Outcome outcome, Duration elapsed) {
+    }
+
+    /** This JVM now holds {@code permit}. */
+    default void permitHeld(Permit permit) {
+    }
+
+    /** This JVM no longer holds {@code permit}: released, expired or lost. */
+    default void permitEnded(Permit permit) {
+    }
+
+    /** Renewal found {@code permit} gone while it was held. */
+    default void leaseLost(Permit permit) {
+    }
+
+    /** One renewal call extended {@code leases} leases of {@code semaphore}. */
+    default void leasesRenewed(String semaphore, int leases) {
+    }
+
+    /** A script reported the semaphore's usage: the figures for gauges. */
+    default void usageReported(String semaphore, int limit, int used, int waiters) {
+    }
+}

@@ -1,0 +1,140 @@
+package io.github.redissemaphore.core;
+
+import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
+import io.github.redissemaphore.core.redis.SemaphoreScripts;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.scheduling.TaskScheduler;
+
+/**
+ * The entry point: hands out {@link RedisSemaphore}s by name and owns the machinery they share
+ * (one pub/sub inbox per JVM, one renewal tick per busy semaphore). Close it to cancel waits,
+ * release held permits and stop.
+ */
+public interface SemaphoreRegistry extends AutoCloseable {
+
+    /** @return the semaphore of that name, with its configured settings, else the defaults */
+    RedisSemaphore semaphore(String name);
+
+    /**
+     * @return the semaphore of that name with these settings; a semaphore already in use in this
+     *         JVM keeps its settings unless they are equal
+     * @throws IllegalArgumentException for an invalid name, or settings that differ from those the
+     *                                  semaphore is already used with in this JVM
+     */
+    RedisSemaphore semaphore(String name, SemaphoreSettings settings);
+
+    /** @return the semaphores used in this JVM so far */
+    Collection<RedisSemaphore> semaphores();
+
+    /** Cancels every wait, releases every held permit and stops the ticks. Idempotent. */
+    @Override
+    void close();
+
+    /** @return a builder for plain-Java use, without Spring Boot */
+    static Builder builder(RedisConnectionFactory connectionFactory) {
+        return new Builder(connectionFactory);
+    }
+
+    /** Builds a {@link SemaphoreRegistry}. */
+    final class Builder {
+
+        private final RedisConnectionFactory connectionFactory;
+        private String keyPrefix = "semaphore";
+        private SemaphoreSettings defaults = SemaphoreSettings.DEFAULTS;
+        private final Map<String, SemaphoreSettings> configured = new LinkedHashMap<>();
+        private TaskScheduler taskScheduler;
+        private SemaphoreScripts scripts;
+        private final List<SemaphoreListener> listeners = new ArrayList<>();
+        private Duration waiterHeartbeat = Duration.ofSeconds(5);
+        private Duration waiterTick = Duration.ofSeconds(1);
+
+        private Builder(RedisConnectionFactory connectionFactory) {
+            this.connectionFactory = Objects.requireNonNull(connectionFactory, "connectionFactory");
+        }
+
+        /** Prefix of every Redis key and channel; default {@code semaphore}. */
+        public Builder keyPrefix(String keyPrefix) {
+            this.keyPrefix = SemaphoreNames.check("keyPrefix", keyPrefix);
+            return this;
+        }
+
+        /** Settings of every semaphore not configured by name. */
+        public Builder defaults(SemaphoreSettings defaults) {
+            this.defaults = Objects.requireNonNull(defaults, "defaults");
+            return this;
+        }
+
+        /** Settings of the semaphore of that name. */
+        public Builder configure(String name, SemaphoreSettings settings) {
+            configured.put(SemaphoreNames.check("name", name), Objects.requireNonNull(settings, "settings"));
+            return this;
+        }
+
+        /** Scheduler for renewal ticks and wait deadlines; without one the registry makes and owns one. */
+        public Builder taskScheduler(TaskScheduler taskScheduler) {
+            this.taskScheduler = taskScheduler;
+            return this;
+        }
+
+        /** The Lua scripts; default {@link SemaphoreScripts#load()}. */
+        public Builder scripts(SemaphoreScripts scripts) {
+            this.scripts = scripts;
+            return this;
+        }
+
+        /** Adds a listener, e.g. metrics. */
+        public Builder listener(SemaphoreListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /**
+         * How long a waiter stays in the queue without a heartbeat from its JVM (a JVM that died
+         * stops blocking the queue after this); default 5 s, 1 s..1 h, and above the waiter tick.
+         */
+        public Builder waiterHeartbeat(Duration waiterHeartbeat) {
+            this.waiterHeartbeat = waiterHeartbeat;
+            return this;
+        }
+
+        /**
+         * How often a JVM with waiters on a semaphore refreshes their heartbeats and learns of
+         * grants whose message was lost; default 1 s, 50 ms..1 h.
+         */
+        public Builder waiterTick(Duration waiterTick) {
+            this.waiterTick = waiterTick;
+            return this;
+        }
+
+        /** @return a started registry, its inbox subscribed */
+        public SemaphoreRegistry build() {
+            checkBetween("waiterTick", waiterTick, Duration.ofMillis(50), Duration.ofHours(1));
+            checkBetween("waiterHeartbeat", waiterHeartbeat, Duration.ofSeconds(1), Duration.ofHours(1));
+            if (waiterHeartbeat.compareTo(waiterTick.multipliedBy(2)) < 0) {
+                throw new IllegalArgumentException("waiterHeartbeat must be at least twice waiterTick ("
+                        + waiterTick.toMillis() + " ms), but was " + waiterHeartbeat.toMillis() + " ms");
+            }
+            DefaultSemaphoreRegistry registry = new DefaultSemaphoreRegistry(connectionFactory, keyPrefix, defaults,
+                    configured, taskScheduler, scripts == null ? SemaphoreScripts.load() : scripts, listeners,
+                    waiterHeartbeat, waiterTick);
+            registry.start();
+            return registry;
+        }
+
+        private static void checkBetween(String argument, Duration value, Duration min, Duration max) {
+            if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+                throw new IllegalArgumentException(argument + " must be between " + min.toMillis() + " ms and "
+                        + max.toMillis() + " ms, but was " + (value == null ? "null" : value.toMillis() + " ms"));
+            }
+        }
+    }
+}

@@ -1,0 +1,368 @@
+package io.github.redissemaphore.core.internal;
+
+import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreException;
+import io.github.redissemaphore.core.SemaphoreListener.Outcome;
+import io.github.redissemaphore.core.SemaphoreRejectedException;
+import io.github.redissemaphore.core.SemaphoreSettings;
+import io.github.redissemaphore.core.SemaphoreState;
+import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.redis.SemaphoreCommands;
+import io.github.redissemaphore.core.redis.SemaphoreCommands.Acquired;
+import io.github.redissemaphore.core.redis.SemaphoreCommands.Cancelled;
+import io.github.redissemaphore.core.redis.SemaphoreCommands.Renewed;
+import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
+import io.github.redissemaphore.core.redis.SemaphoreKeys;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One semaphore as this JVM sees it: the permits it holds and the callers it has waiting, kept
+ * alive by one {@link RenewalTick}. Every decision is taken by the scripts in Redis.
+ */
+public final class DefaultRedisSemaphore implements RedisSemaphore {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultRedisSemaphore.class);
+    /** Most holders and waiters {@link #state()} lists. */
+    private static final int STATE_LIST_LIMIT = 1000;
+
+    private final DefaultSemaphoreRegistry registry;
+    private final SemaphoreCommands commands;
+    private final SemaphoreSettings settings;
+    private final SemaphoreKeys keys;
+    private final Map<String, DefaultPermit> held = new ConcurrentHashMap<>();
+    private final Map<String, PendingAcquisition> waiting = new ConcurrentHashMap<>();
+    private final RenewalTick tick;
+    private volatile boolean renewalFailing;
+
+    DefaultRedisSemaphore(DefaultSemaphoreRegistry registry, String name, SemaphoreSettings settings) {
+        this.registry = registry;
+        this.commands = registry.commands();
+        this.settings = settings;
+        this.keys = SemaphoreKeys.of(registry.keyPrefix(), name);
+        this.tick = new RenewalTick(this, registry.scheduler());
+    }
+
+    @Override
+    public String name() {
+        return keys.name();
+    }
+
+    @Override
+    public SemaphoreSettings settings() {
+        return settings;
+    }
+
+    @Override
+    public Optional<Permit> tryAcquire() {
+        try {
+            return tryAcquire(1, Duration.ZERO);
+        } catch (InterruptedException e) {
+            // Duration.ZERO never waits, so nothing can interrupt it
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public Optional<Permit> tryAcquire(Duration maxWait) throws InterruptedException {
+        return tryAcquire(1, maxWait);
+    }
+
+    @Override
+    public Optional<Permit> tryAcquire(int permits, Duration maxWait) throws InterruptedException {
+        try {
+            return Optional.of(await(start(permits, maxWait)));
+        } catch (SemaphoreRejectedException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public Permit acquire() throws InterruptedException {
+        return await(start(1, settings.waitTime()));
+    }
+
+    @Override
+    public CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait) {
+        return start(permits, maxWait).future;
+    }
+
+    @Override
+    public SemaphoreState state() {
+        SemaphoreState state = commands.state(keys, settings.permits(), STATE_LIST_LIMIT);
+        registry.listeners().usageReported(name(), state.limit(), state.used(), state.waiters().size());
+        return state;
+    }
+
+    private PendingAcquisition start(int permits, Duration maxWait) {
+        settings.checkRequest(permits);
+        SemaphoreSettings.checkWait("maxWait", maxWait);
+        registry.checkOpen();
+        PendingAcquisition pending = new PendingAcquisition(Ids.permitId(), permits, maxWait, System.nanoTime());
+        pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
+        boolean wait = !maxWait.isZero();
+        if (wait) {
+            waiting.put(pending.id, pending);
+            registry.route(pending.id, this);
+        }
+        try {
+            Acquired reply = commands.acquire(keys, settings.permits(), pending.id, permits, settings.leaseTime(),
+                    wait, settings.fair(), registry.waiterHeartbeat(), registry.inboxChannel(), Ids.owner());
+            report(reply.usage());
+            switch (reply.status()) {
+                case GRANTED -> {
+                    if (pending.decide()) {
+                        grant(pending, reply.token(), pending.startNanos);
+                    }
+                }
+                case QUEUED -> {
+                    tick.wake();
+                    pending.deadline(registry.scheduler().schedule(() -> deadlinePassed(pending),
+                            Instant.now().plus(maxWait)));
+                }
+                case REFUSED -> {
+                    if (pending.decide()) {
+                        reject(pending);
+                    }
+                }
+            }
+        } catch (SemaphoreUnavailableException e) {
+            if (pending.decide()) {
+                forget(pending);
+                // The call may have reached Redis before failing here: take back what it may have done.
+                cancelQuietly(pending.id);
+                pending.future.completeExceptionally(e);
+            }
+        }
+        return pending;
+    }
+
+    private Permit await(PendingAcquisition pending) throws InterruptedException {
+        try {
+            return pending.future.get();
+        } catch (InterruptedException e) {
+            abandon(pending, new CancellationException("interrupted while waiting for semaphore '" + name() + "'"));
+            throw e;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof SemaphoreException cause) {
+                throw cause;
+            }
+            throw new SemaphoreException("Acquiring semaphore '" + name() + "' failed", e.getCause());
+        }
+    }
+
+    private void ended(PendingAcquisition pending, Permit permit, Throwable error) {
+        Outcome outcome = permit != null ? Outcome.ACQUIRED
+                : error instanceof SemaphoreRejectedException ? Outcome.REJECTED : Outcome.ERROR;
+        registry.listeners().acquisitionEnded(name(), pending.count, outcome, pending.waited());
+        if (error instanceof CancellationException) {
+            abandon(pending, error);
+        }
+    }
+
+    /** The wait ends without a permit (interrupt, cancel, shutdown): leave the queue, leak nothing. */
+    private void abandon(PendingAcquisition pending, Throwable cause) {
+        if (pending.decide()) {
+            forget(pending);
+            cancelQuietly(pending.id);
+            pending.future.completeExceptionally(cause);
+        } else {
+            // Granted meanwhile: the permit goes back as soon as it exists.
+            pending.future.thenAccept(Permit::release);
+        }
+    }
+
+    private void deadlinePassed(PendingAcquisition pending) {
+        if (!pending.decide()) {
+            return;
+        }
+        try {
+            Cancelled reply = commands.cancel(keys, settings.permits(), pending.id, false);
+            report(reply.usage());
+            if (reply.grantedToken() > 0) {
+                // Granted just before the deadline; its message is still on the way.
+                grant(pending, reply.grantedToken(), System.nanoTime());
+            } else {
+                reject(pending);
+            }
+        } catch (SemaphoreUnavailableException e) {
+            forget(pending);
+            pending.future.completeExceptionally(e);
+        }
+    }
+
+    /** The inbox or the tick says waiter {@code id} was granted ({@code token > 0}) or can never be. */
+    void granted(String id, long token, long sentNanos) {
+        PendingAcquisition pending = waiting.get(id);
+        if (pending == null || !pending.decide()) {
+            return;
+        }
+        if (token > 0) {
+            grant(pending, token, sentNanos);
+        } else {
+            reject(pending);
+        }
+    }
+
+    private void grant(PendingAcquisition pending, long token, long leaseStartNanos) {
+        forget(pending);
+        DefaultPermit permit = new DefaultPermit(this, pending.id, pending.count, token,
+                leaseStartNanos + settings.leaseTime().toNanos());
+        held.put(permit.id(), permit);
+        registry.listeners().permitHeld(permit);
+        tick.wake();
+        if (!pending.future.complete(permit)) {
+            permit.release();
+        }
+    }
+
+    private void reject(PendingAcquisition pending) {
+        forget(pending);
+        pending.future.completeExceptionally(
+                new SemaphoreRejectedException(name(), pending.count, pending.maxWait));
+    }
+
+    private void forget(PendingAcquisition pending) {
+        if (waiting.remove(pending.id) != null) {
+            registry.unroute(pending.id);
+        }
+    }
+
+    private void cancelQuietly(String id) {
+        try {
+            report(commands.cancel(keys, settings.permits(), id, true).usage());
+        } catch (SemaphoreUnavailableException e) {
+            log.debug("Could not take {} out of semaphore '{}'; it ends with its lease or heartbeat", id, name(), e);
+        }
+    }
+
+    /**
+     * Ends any lease by id, whichever JVM holds it (an operator's tool: the holder learns of it at
+     * its next renewal and sees its permit lost).
+     *
+     * @return whether the id held permits
+     */
+    public boolean forceRelease(String permitId) {
+        SemaphoreCommands.Released reply = commands.release(keys, settings.permits(), permitId);
+        report(reply.usage());
+        return reply.released();
+    }
+
+    /** Called by the permit, once, when its holder releases it. */
+    void released(DefaultPermit permit) {
+        ended(permit);
+        try {
+            report(commands.release(keys, settings.permits(), permit.id()).usage());
+        } catch (SemaphoreUnavailableException e) {
+            log.warn("Could not release {} of semaphore '{}' ({}); Redis frees it when its lease ends, within {}",
+                    permit.id(), name(), e.getMessage(), settings.leaseTime());
+        }
+    }
+
+    private void ended(DefaultPermit permit) {
+        if (held.remove(permit.id()) != null) {
+            registry.listeners().permitEnded(permit);
+        }
+    }
+
+    /** @return when the next tick is due, or null when nothing needs one */
+    Duration tickDelay() {
+        Duration delay = null;
+        if (settings.autoRenew() && !held.isEmpty()) {
+            delay = settings.leaseTime().dividedBy(3);
+        }
+        if (!waiting.isEmpty() && (delay == null || registry.waiterTick().compareTo(delay) < 0)) {
+            delay = registry.waiterTick();
+        }
+        return delay;
+    }
+
+    /** One tick: a single renew call for every lease and every waiter this JVM has on this semaphore. */
+    void renewNow() {
+        List<String> ids = new ArrayList<>(waiting.keySet());
+        if (settings.autoRenew()) {
+            ids.addAll(held.keySet());
+        }
+        if (ids.isEmpty()) {
+            return;
+        }
+        long sentNanos = System.nanoTime();
+        Renewed reply;
+        try {
+            reply = commands.renew(keys, settings.permits(), registry.waiterHeartbeat(), ids);
+        } catch (SemaphoreUnavailableException e) {
+            if (!renewalFailing) {
+                log.warn("Renewing semaphore '{}' failed, retrying every tick: {}", name(), e.getMessage());
+                renewalFailing = true;
+            }
+            held.values().stream().filter(DefaultPermit::leaseOverdue)
+                    .forEach(permit -> lost(permit, "its lease ran out while Redis was unreachable"));
+            return;
+        }
+        renewalFailing = false;
+        report(reply.usage());
+        if (reply.renewed() > 0) {
+            registry.listeners().leasesRenewed(name(), reply.renewed());
+        }
+        for (int i = 0; i < ids.size(); i++) {
+            String id = ids.get(i);
+            long status = reply.statuses().get(i);
+            DefaultPermit permit = held.get(id);
+            if (permit != null) {
+                if (status > 0) {
+                    permit.renewed(sentNanos, settings.leaseTime().toNanos());
+                } else {
+                    lost(permit, "Redis no longer has it (expired, released by force, or wiped)");
+                }
+            } else if (status > 0) {
+                granted(id, status, sentNanos);
+            } else if (status == Renewed.GONE) {
+                PendingAcquisition pending = waiting.get(id);
+                if (pending != null && pending.decide()) {
+                    forget(pending);
+                    pending.future.completeExceptionally(new SemaphoreUnavailableException("The wait for semaphore '"
+                            + name() + "' was dropped from the queue: its heartbeat was missed"));
+                }
+            }
+        }
+    }
+
+    private void lost(DefaultPermit permit, String why) {
+        if (permit.lost(why)) {
+            ended(permit);
+            registry.listeners().leaseLost(permit);
+        }
+    }
+
+    /** Shutdown: every wait ends with an exception and every held permit goes back. */
+    void shutdown() {
+        tick.stop();
+        SemaphoreUnavailableException closed =
+                new SemaphoreUnavailableException("The semaphore registry is shutting down");
+        waiting.values().forEach(pending -> abandon(pending, closed));
+        held.values().forEach(DefaultPermit::release);
+    }
+
+    private void report(Usage usage) {
+        registry.listeners().usageReported(name(), usage.limit(), usage.used(), usage.waiters());
+    }
+
+    @Override
+    public String toString() {
+        return "RedisSemaphore[" + name() + ", " + settings + "]";
+    }
+}

@@ -1,0 +1,195 @@
+package io.github.redissemaphore.core.internal;
+
+import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreListener;
+import io.github.redissemaphore.core.SemaphoreNames;
+import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreSettings;
+import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.redis.SemaphoreCommands;
+import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.redis.SemaphoreScripts;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.scheduling.TaskScheduler;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
+
+/**
+ * The registry behind {@link SemaphoreRegistry#builder}: one inbox, one command runner and one
+ * scheduler shared by all semaphores of this JVM. As a {@link SmartLifecycle} it stops after the
+ * web server (in-flight calls finish and release their permits) and before the Redis connection
+ * factory (so the last releases still reach Redis).
+ */
+public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartLifecycle {
+
+    /** Stops after the web server's graceful shutdown and stop (DEFAULT_PHASE - 1024/-2048), before Redis (0). */
+    public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
+
+    private final String keyPrefix;
+    private final SemaphoreSettings defaults;
+    private final Map<String, SemaphoreSettings> configured;
+    private final TaskScheduler scheduler;
+    private final ThreadPoolTaskScheduler ownScheduler;
+    private final SemaphoreCommands commands;
+    private final Listeners listeners;
+    private final Duration waiterHeartbeat;
+    private final Duration waiterTick;
+    private final String inboxChannel;
+    private final Inbox inbox;
+    private final Map<String, DefaultRedisSemaphore> semaphores = new ConcurrentHashMap<>();
+    /** Waiter id -> its semaphore, to route grants arriving in the inbox. */
+    private final Map<String, DefaultRedisSemaphore> waiters = new ConcurrentHashMap<>();
+    private volatile boolean running;
+    private volatile boolean closed;
+
+    public DefaultSemaphoreRegistry(RedisConnectionFactory connectionFactory, String keyPrefix,
+                                    SemaphoreSettings defaults, Map<String, SemaphoreSettings> configured,
+                                    TaskScheduler scheduler, SemaphoreScripts scripts,
+                                    List<SemaphoreListener> listeners, Duration waiterHeartbeat,
+                                    Duration waiterTick) {
+        this.keyPrefix = SemaphoreNames.check("keyPrefix", keyPrefix);
+        this.defaults = defaults;
+        this.configured = Map.copyOf(configured);
+        if (scheduler == null) {
+            ownScheduler = new ThreadPoolTaskScheduler();
+            ownScheduler.setPoolSize(2);
+            ownScheduler.setThreadNamePrefix("semaphore-tick-");
+            ownScheduler.setDaemon(true);
+            ownScheduler.setRemoveOnCancelPolicy(true);
+            ownScheduler.initialize();
+            this.scheduler = ownScheduler;
+        } else {
+            ownScheduler = null;
+            this.scheduler = scheduler;
+        }
+        this.commands = new SemaphoreCommands(connectionFactory, scripts);
+        this.listeners = new Listeners(listeners);
+        this.waiterHeartbeat = waiterHeartbeat;
+        this.waiterTick = waiterTick;
+        this.inboxChannel = SemaphoreKeys.inboxChannel(keyPrefix, Ids.clientId());
+        this.inbox = new Inbox(connectionFactory, inboxChannel, this::inboxGrant);
+    }
+
+    @Override
+    public RedisSemaphore semaphore(String name) {
+        return semaphore(name, configured.getOrDefault(name, defaults));
+    }
+
+    @Override
+    public RedisSemaphore semaphore(String name, SemaphoreSettings settings) {
+        SemaphoreNames.check("name", name);
+        if (settings == null) {
+            throw new IllegalArgumentException("settings must not be null");
+        }
+        DefaultRedisSemaphore semaphore = semaphores.computeIfAbsent(name,
+                n -> new DefaultRedisSemaphore(this, n, settings));
+        if (!semaphore.settings().equals(settings)) {
+            throw new IllegalArgumentException("semaphore '" + name + "' is already used in this JVM with "
+                    + semaphore.settings() + ", so it cannot also be used with " + settings);
+        }
+        return semaphore;
+    }
+
+    @Override
+    public Collection<RedisSemaphore> semaphores() {
+        return List.copyOf(semaphores.values());
+    }
+
+    /** @return the settings semaphore {@code name} gets from configuration, else the defaults */
+    public SemaphoreSettings settingsOf(String name) {
+        return configured.getOrDefault(name, defaults);
+    }
+
+    @Override
+    public synchronized void start() {
+        if (!running && !closed) {
+            inbox.start();
+            running = true;
+        }
+    }
+
+    @Override
+    public void stop() {
+        close();
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public int getPhase() {
+        return PHASE;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        semaphores.values().forEach(DefaultRedisSemaphore::shutdown);
+        inbox.stop();
+        if (ownScheduler != null) {
+            ownScheduler.shutdown();
+        }
+        running = false;
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new SemaphoreUnavailableException("The semaphore registry is closed");
+        }
+    }
+
+    private void inboxGrant(String waiterId, long token) {
+        DefaultRedisSemaphore semaphore = waiters.get(waiterId);
+        if (semaphore != null) {
+            semaphore.granted(waiterId, token, System.nanoTime());
+        }
+    }
+
+    void route(String waiterId, DefaultRedisSemaphore semaphore) {
+        waiters.put(waiterId, semaphore);
+    }
+
+    void unroute(String waiterId) {
+        waiters.remove(waiterId);
+    }
+
+    SemaphoreCommands commands() {
+        return commands;
+    }
+
+    String keyPrefix() {
+        return keyPrefix;
+    }
+
+    TaskScheduler scheduler() {
+        return scheduler;
+    }
+
+    Listeners listeners() {
+        return listeners;
+    }
+
+    Duration waiterHeartbeat() {
+        return waiterHeartbeat;
+    }
+
+    Duration waiterTick() {
+        return waiterTick;
+    }
+
+    String inboxChannel() {
+        return inboxChannel;
+    }
+}

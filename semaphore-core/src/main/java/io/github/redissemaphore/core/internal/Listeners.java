@@ -1,0 +1,63 @@
+package io.github.redissemaphore.core.internal;
+
+import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.SemaphoreListener;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Fans events out to the registry's listeners; a failing listener never breaks the semaphore. */
+final class Listeners implements SemaphoreListener {
+
+    private static final Logger log = LoggerFactory.getLogger(Listeners.class);
+
+    private final List<SemaphoreListener> listeners;
+
+    Listeners(List<SemaphoreListener> listeners) {
+        this.listeners = List.copyOf(listeners);
+    }
+
+    @Override
+    public void acquisitionEnded(String semaphore, int permits, Outcome outcome, Duration elapsed) {
+        each(l -> l.acquisitionEnded(semaphore, permits, outcome, elapsed));
+    }
+
+    @Override
+    public void permitHeld(Permit permit) {
+        each(l -> l.permitHeld(permit));
+    }
+
+    @Override
+    public void permitEnded(Permit permit) {
+        each(l -> l.permitEnded(permit));
+    }
+
+    @Override
+    public void leaseLost(Permit permit) {
+        each(l -> l.leaseLost(permit));
+    }
+
+    @Override
+    public void leasesRenewed(String semaphore, int leases) {
+        each(l -> l.leasesRenewed(semaphore, leases));
+    }
+
+    @Override
+    public void usageReported(String semaphore, int limit, int used, int waiters) {
+        each(l -> l.usageReported(semaphore, limit, used, waiters));
+    }
+
+    private void each(Consumer<SemaphoreListener> event) {
+        for (SemaphoreListener listener : listeners) {
+            try {
+                event.accept(listener);
+            } catch (RuntimeException e) {
+                log.warn("Semaphore listener {} failed", listener, e);
+            }
+        }
+    }
+}

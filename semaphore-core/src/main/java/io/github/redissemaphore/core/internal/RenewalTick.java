@@ -1,0 +1,60 @@
+package io.github.redissemaphore.core.internal;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.springframework.scheduling.TaskScheduler;
+
+/**
+ * The one periodic task of one semaphore in this JVM. It runs only while the JVM holds renewable
+ * permits (every leaseTime/3) or has waiters (every waiter tick) on the semaphore, and stops by
+ * itself when neither is left, so an idle semaphore costs nothing.
+ */
+final class RenewalTick {
+
+    private final DefaultRedisSemaphore semaphore;
+    private final TaskScheduler scheduler;
+    private ScheduledFuture<?> next;
+    private boolean stopped;
+
+    RenewalTick(DefaultRedisSemaphore semaphore, TaskScheduler scheduler) {
+        this.semaphore = semaphore;
+        this.scheduler = scheduler;
+    }
+
+    /** Something to renew or heartbeat appeared: make sure a tick comes in time for it. */
+    synchronized void wake() {
+        Duration delay = semaphore.tickDelay();
+        if (stopped || delay == null) {
+            return;
+        }
+        if (next != null && next.getDelay(TimeUnit.NANOSECONDS) <= delay.toNanos()) {
+            return;
+        }
+        if (next != null) {
+            next.cancel(false);
+        }
+        next = scheduler.schedule(this::run, Instant.now().plus(delay));
+    }
+
+    synchronized void stop() {
+        stopped = true;
+        if (next != null) {
+            next.cancel(false);
+            next = null;
+        }
+    }
+
+    private void run() {
+        synchronized (this) {
+            next = null;
+        }
+        try {
+            semaphore.renewNow();
+        } finally {
+            wake();
+        }
+    }
+}

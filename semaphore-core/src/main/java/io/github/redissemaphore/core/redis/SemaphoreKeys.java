@@ -1,0 +1,25 @@
+package io.github.redissemaphore.core.redis;
+
+import java.util.List;
+
+/**
+ * The Redis keys of one semaphore. All carry the hash tag {@code {name}} so they live in one
+ * Redis Cluster slot and one script can touch them all.
+ *
+ * @param name the semaphore name
+ * @param all  holders, state, queue, queue-deadline, info: the KEYS of every script, in order
+ */
+public record SemaphoreKeys(String name, List<String> all) {
+
+    /** @return the keys of {@code name} under {@code prefix} */
+    public static SemaphoreKeys of(String prefix, String name) {
+        String base = prefix + ":{" + name + "}:";
+        return new SemaphoreKeys(name, List.of(base + "holders", base + "state", base + "queue",
+                base + "queue-deadline", base + "info"));
+    }
+
+    /** @return the pub/sub channel on which the JVM with that client id hears of its grants */
+    public static String inboxChannel(String prefix, String clientId) {
+        return prefix + ":inbox:" + clientId;
+    }
+}
