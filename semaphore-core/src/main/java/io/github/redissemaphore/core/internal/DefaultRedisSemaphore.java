@@ -130,6 +130,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                     }
                 }
                 case QUEUED -> {
+                    pending.queued();
                     tick.wake();
                     pending.deadline(registry.scheduler().schedule(() -> deadlinePassed(pending),
                             Instant.now().plus(maxWait)));
@@ -291,15 +292,20 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         return delay;
     }
 
-    /** One tick: a single renew call for every lease and every waiter this JVM has on this semaphore. */
+    /**
+     * One tick: a single renew call for every lease and every waiter this JVM has on this
+     * semaphore. Replies are read against what each id was when the call was sent (a lease, or a
+     * confirmed queue entry), never against what the maps hold by the time the reply arrives.
+     */
     void renewNow() {
-        List<String> ids = new ArrayList<>(waiting.keySet());
-        if (settings.autoRenew()) {
-            ids.addAll(held.keySet());
-        }
-        if (ids.isEmpty()) {
+        List<DefaultPermit> leases = settings.autoRenew() ? List.copyOf(held.values()) : List.of();
+        List<PendingAcquisition> waiters = waiting.values().stream().filter(PendingAcquisition::isQueued).toList();
+        if (leases.isEmpty() && waiters.isEmpty()) {
             return;
         }
+        List<String> ids = new ArrayList<>(leases.size() + waiters.size());
+        leases.forEach(permit -> ids.add(permit.id()));
+        waiters.forEach(pending -> ids.add(pending.id));
         long sentNanos = System.nanoTime();
         Renewed reply;
         try {
@@ -309,7 +315,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                 log.warn("Renewing semaphore '{}' failed, retrying every tick: {}", name(), e.getMessage());
                 renewalFailing = true;
             }
-            held.values().stream().filter(DefaultPermit::leaseOverdue)
+            leases.stream().filter(DefaultPermit::leaseOverdue)
                     .forEach(permit -> lost(permit, "its lease ran out while Redis was unreachable"));
             return;
         }
@@ -318,25 +324,22 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         if (reply.renewed() > 0) {
             registry.listeners().leasesRenewed(name(), reply.renewed());
         }
-        for (int i = 0; i < ids.size(); i++) {
-            String id = ids.get(i);
-            long status = reply.statuses().get(i);
-            DefaultPermit permit = held.get(id);
-            if (permit != null) {
-                if (status > 0) {
-                    permit.renewed(sentNanos, settings.leaseTime().toNanos());
-                } else {
-                    lost(permit, "Redis no longer has it (expired, released by force, or wiped)");
-                }
-            } else if (status > 0) {
-                granted(id, status, sentNanos);
-            } else if (status == Renewed.GONE) {
-                PendingAcquisition pending = waiting.get(id);
-                if (pending != null && pending.decide()) {
-                    forget(pending);
-                    pending.future.completeExceptionally(new SemaphoreUnavailableException("The wait for semaphore '"
-                            + name() + "' was dropped from the queue: its heartbeat was missed"));
-                }
+        for (int i = 0; i < leases.size(); i++) {
+            if (reply.statuses().get(i) > 0) {
+                leases.get(i).renewed(sentNanos, settings.leaseTime().toNanos());
+            } else {
+                lost(leases.get(i), "Redis no longer has it (expired, released by force, or wiped)");
+            }
+        }
+        for (int i = 0; i < waiters.size(); i++) {
+            long status = reply.statuses().get(leases.size() + i);
+            PendingAcquisition pending = waiters.get(i);
+            if (status > 0) {
+                granted(pending.id, status, sentNanos);
+            } else if (status == Renewed.GONE && pending.decide()) {
+                forget(pending);
+                pending.future.completeExceptionally(new SemaphoreUnavailableException("The wait for semaphore '"
+                        + name() + "' was dropped from the queue: its heartbeat was missed"));
             }
         }
     }

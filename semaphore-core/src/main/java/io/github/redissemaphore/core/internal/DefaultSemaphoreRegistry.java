@@ -79,7 +79,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
 
     @Override
     public RedisSemaphore semaphore(String name) {
-        return semaphore(name, configured.getOrDefault(name, defaults));
+        return semaphore(name, settingsOf(SemaphoreNames.check("name", name)));
     }
 
     @Override

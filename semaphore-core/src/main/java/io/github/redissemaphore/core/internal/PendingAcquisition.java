@@ -21,6 +21,8 @@ final class PendingAcquisition {
     final CompletableFuture<Permit> future = new CompletableFuture<>();
     private final AtomicBoolean decided = new AtomicBoolean();
     private volatile ScheduledFuture<?> deadline;
+    /** Set once Redis confirmed the queue entry: only then may a tick ask about it. */
+    private volatile boolean queued;
 
     PendingAcquisition(String id, int count, Duration maxWait, long startNanos) {
         this.id = id;
@@ -38,8 +40,13 @@ final class PendingAcquisition {
         return won;
     }
 
-    boolean isDecided() {
-        return decided.get();
+    void queued() {
+        queued = true;
+    }
+
+    /** @return whether Redis has confirmed the queue entry and nobody has ended the wait yet */
+    boolean isQueued() {
+        return queued && !decided.get();
     }
 
     void deadline(ScheduledFuture<?> deadline) {

@@ -1,0 +1,264 @@
+package io.github.redissemaphore.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The non-waiting half of the engine: grants, releases, leases, renewal, loss, fencing tokens.
+ * Runs on a standalone Redis and on a 3-master cluster.
+ */
+abstract class CoreSemaphoreContract extends SemaphoreTestBase {
+
+    private static final SemaphoreSettings THREE = SemaphoreSettings.DEFAULTS.withPermits(3);
+
+    @Test
+    void grantsUpToThePermitsAndOneMoreAfterARelease() {
+        RedisSemaphore semaphore = newRegistry().semaphore(name, THREE);
+
+        Permit first = semaphore.tryAcquire().orElseThrow();
+        Permit second = semaphore.tryAcquire().orElseThrow();
+        Permit third = semaphore.tryAcquire().orElseThrow();
+        assertThat(semaphore.tryAcquire()).isEmpty();
+        assertThat(semaphore.state().used()).isEqualTo(3);
+
+        second.release();
+        Optional<Permit> fourth = semaphore.tryAcquire();
+        assertThat(fourth).isPresent();
+        assertThat(semaphore.tryAcquire()).isEmpty();
+
+        List.of(first, third, fourth.get()).forEach(Permit::release);
+        assertThat(semaphore.state().used()).isZero();
+        assertThat(semaphore.state().available()).isEqualTo(3);
+    }
+
+    @Test
+    void aMultiPermitGrantCountsAsMany() throws InterruptedException {
+        RedisSemaphore semaphore = newRegistry().semaphore(name, THREE);
+
+        Permit two = semaphore.tryAcquire(2, Duration.ZERO).orElseThrow();
+        assertThat(two.count()).isEqualTo(2);
+        assertThat(semaphore.tryAcquire(2, Duration.ZERO)).isEmpty();
+        Permit one = semaphore.tryAcquire().orElseThrow();
+        assertThat(semaphore.tryAcquire()).isEmpty();
+
+        SemaphoreState state = semaphore.state();
+        assertThat(state.used()).isEqualTo(3);
+        assertThat(state.holders()).extracting(SemaphoreState.Holder::count).containsExactlyInAnyOrder(2, 1);
+
+        two.release();
+        assertThat(semaphore.state().used()).isEqualTo(1);
+        one.release();
+    }
+
+    @Test
+    void stateShowsHoldersWithOwnerTokenAndLease() {
+        RedisSemaphore semaphore = newRegistry().semaphore(name, THREE);
+        Permit permit = semaphore.tryAcquire().orElseThrow();
+
+        SemaphoreState state = semaphore.state();
+        assertThat(state.name()).isEqualTo(name);
+        assertThat(state.limit()).isEqualTo(3);
+        assertThat(state.holders()).singleElement().satisfies(holder -> {
+            assertThat(holder.permitId()).isEqualTo(permit.id()).hasSize(32);
+            assertThat(holder.fencingToken()).isEqualTo(permit.fencingToken());
+            assertThat(holder.owner()).contains("/" + ProcessHandle.current().pid() + "/")
+                    .endsWith(Thread.currentThread().getName());
+            assertThat(holder.leaseRemaining()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(30));
+        });
+        permit.release();
+    }
+
+    @Test
+    void neverMoreHoldersThanPermitsUnderContention() throws Exception {
+        int permits = 3;
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(permits);
+        List<RedisSemaphore> jvms = List.of(newRegistry().semaphore(name, settings),
+                newRegistry().semaphore(name, settings));
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        AtomicInteger granted = new AtomicInteger();
+        int threadsPerJvm = 16;
+        int cyclesPerThread = 120;
+
+        ExecutorService pool = Executors.newFixedThreadPool(threadsPerJvm * jvms.size());
+        try {
+            List<Callable<Void>> workers = new ArrayList<>();
+            for (RedisSemaphore semaphore : jvms) {
+                for (int t = 0; t < threadsPerJvm; t++) {
+                    workers.add(() -> {
+                        for (int i = 0; i < cyclesPerThread; i++) {
+                            Optional<Permit> permit = semaphore.tryAcquire();
+                            if (permit.isPresent()) {
+                                granted.incrementAndGet();
+                                most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                                LockSupport.parkNanos(50_000); // a little work while holding
+                                inside.decrementAndGet();
+                                permit.get().release();
+                            }
+                        }
+                        return null;
+                    });
+                }
+            }
+            for (Future<Void> done : pool.invokeAll(workers)) {
+                done.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+
+        assertThat(most.get()).isEqualTo(permits);
+        assertThat(granted.get()).isGreaterThan(threadsPerJvm);
+        assertThat(jvms.get(0).state().used()).isZero();
+        assertEveryKeyExpires();
+    }
+
+    @Test
+    void aLeaseWithoutRenewalExpiresAndFreesThePermit() {
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false);
+        RedisSemaphore holderJvm = newRegistry().semaphore(name, settings);
+        RedisSemaphore otherJvm = newRegistry().semaphore(name, settings);
+
+        Permit permit = holderJvm.tryAcquire().orElseThrow();
+        assertThat(otherJvm.tryAcquire()).isEmpty();
+
+        Permit next = await().atMost(Duration.ofSeconds(5)).until(otherJvm::tryAcquire, Optional::isPresent).get();
+        assertThat(permit.isHeld()).isFalse();
+        assertThat(next.fencingToken()).isGreaterThan(permit.fencingToken());
+        next.release();
+    }
+
+    @Test
+    void aRenewedLeaseOutlivesManyLeaseTimesAndNobodyElseGetsIt() {
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(300));
+        RedisSemaphore holderJvm = newRegistry().semaphore(name, settings);
+        RedisSemaphore otherJvm = newRegistry().semaphore(name, settings);
+        Permit permit = holderJvm.tryAcquire().orElseThrow();
+        AtomicInteger lost = new AtomicInteger();
+        permit.onLost(p -> lost.incrementAndGet());
+        long until = System.nanoTime() + Duration.ofMillis(1500).toNanos();
+
+        // Five lease times, probing all along: the holder keeps it, the other never gets it.
+        while (System.nanoTime() < until) {
+            assertThat(otherJvm.tryAcquire()).isEmpty();
+            assertThat(permit.isHeld()).isTrue();
+        }
+        assertThat(lost).hasValue(0);
+        assertThat(holderJvm.state().holders()).singleElement()
+                .satisfies(holder -> assertThat(holder.permitId()).isEqualTo(permit.id()));
+        permit.release();
+        assertThat(otherJvm.tryAcquire()).isPresent();
+    }
+
+    @Test
+    void aLeaseWipedFromRedisIsReportedLostOnceWithinATick() {
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(600));
+        RedisSemaphore semaphore = newRegistry().semaphore(name, settings);
+        RedisSemaphore operatorJvm = newRegistry().semaphore(name, settings);
+        Permit permit = semaphore.tryAcquire().orElseThrow();
+        AtomicInteger lost = new AtomicInteger();
+        permit.onLost(p -> lost.incrementAndGet());
+
+        // Someone else ends the lease (as the endpoint's force release does).
+        assertThat(((io.github.redissemaphore.core.internal.DefaultRedisSemaphore) operatorJvm)
+                .forceRelease(permit.id())).isTrue();
+
+        await().atMost(Duration.ofSeconds(2)).until(() -> lost.get() == 1);
+        assertThat(permit.isHeld()).isFalse();
+        AtomicInteger lateListener = new AtomicInteger();
+        permit.onLost(p -> lateListener.incrementAndGet());
+        assertThat(lateListener).hasValue(1);
+        permit.release();
+        assertThat(lost).hasValue(1);
+    }
+
+    @Test
+    void fencingTokensIncreaseAcrossRegistries() {
+        RedisSemaphore a = newRegistry().semaphore(name, THREE);
+        RedisSemaphore b = newRegistry().semaphore(name, THREE);
+        long last = 0;
+        for (int i = 0; i < 50; i++) {
+            Permit permit = (i % 2 == 0 ? a : b).tryAcquire().orElseThrow();
+            assertThat(permit.fencingToken()).isGreaterThan(last);
+            last = permit.fencingToken();
+            permit.release();
+        }
+    }
+
+    @Test
+    void fencingTokensIncreaseAcrossKeyExpiry() {
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(100));
+        RedisSemaphore semaphore = newRegistry().semaphore(name, settings);
+        Permit before = semaphore.tryAcquire().orElseThrow();
+        before.release();
+
+        // Idle: every key of the semaphore goes away by itself.
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200))
+                .until(() -> target().keys("semaphore:{" + name + "}:*").isEmpty());
+
+        Permit after = semaphore.tryAcquire().orElseThrow();
+        assertThat(after.fencingToken()).isGreaterThan(before.fencingToken());
+        after.release();
+    }
+
+    @Test
+    void releasingTwiceAfterExpiryOrAMadeUpIdChangesNothingForOthers() {
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(2)
+                .withLeaseTime(Duration.ofMillis(200)).withAutoRenew(false);
+        RedisSemaphore semaphore = newRegistry().semaphore(name, settings);
+        RedisSemaphore renewed = newRegistry().semaphore(name, settings.withAutoRenew(true)
+                .withLeaseTime(Duration.ofSeconds(30)));
+        Permit other = renewed.tryAcquire().orElseThrow();
+
+        Permit mine = semaphore.tryAcquire().orElseThrow();
+        mine.release();
+        mine.release();
+        mine.close();
+        assertThat(semaphore.state().used()).isEqualTo(1);
+
+        Permit expiring = semaphore.tryAcquire().orElseThrow();
+        await().atMost(Duration.ofSeconds(5)).until(() -> semaphore.state().used() == 1);
+        expiring.release();
+        assertThat(((io.github.redissemaphore.core.internal.DefaultRedisSemaphore) semaphore)
+                .forceRelease("00000000000000000000000000000000")).isFalse();
+
+        SemaphoreState state = semaphore.state();
+        assertThat(state.used()).isEqualTo(1);
+        assertThat(state.holders()).singleElement()
+                .satisfies(holder -> assertThat(holder.permitId()).isEqualTo(other.id()));
+        assertThat(other.isHeld()).isTrue();
+        other.release();
+    }
+
+    @Test
+    void oneRedisCallPerUncontendedAcquireAndPerRelease() throws Exception {
+        RedisSemaphore semaphore = newRegistry().semaphore(name, THREE);
+        semaphore.tryAcquire().orElseThrow().release(); // loads the script once
+
+        List<CommandMonitor> monitors = target().monitors();
+        try {
+            Permit[] permit = new Permit[1];
+            assertThat(CommandMonitor.commandsDuring(monitors, () -> permit[0] = semaphore.tryAcquire().orElseThrow()))
+                    .singleElement().asString().containsIgnoringCase("\"evalsha\"");
+            assertThat(CommandMonitor.commandsDuring(monitors, permit[0]::release))
+                    .singleElement().asString().containsIgnoringCase("\"evalsha\"");
+        } finally {
+            for (CommandMonitor monitor : monitors) {
+                monitor.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package io.github.redissemaphore.core;
+
+import io.github.redissemaphore.test.Dedicated;
+import io.github.redissemaphore.test.RedisServer;
+import io.github.redissemaphore.test.RedisTest;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+/** Redis going away and coming back, on a server process of the test's own. */
+@RedisTest
+class RedisOutageTest {
+
+    private static final String NAME = "outage";
+
+    @Test
+    void failsFastWhileRedisIsDownAndRecoversWithoutARestart(@Dedicated RedisServer server) throws Exception {
+        try (SemaphoreRegistry registry = SemaphoreRegistry.builder(server.connectionFactory(Duration.ofSeconds(2)))
+                .waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2)).build()) {
+            RedisSemaphore semaphore = registry.semaphore(NAME);
+            semaphore.tryAcquire().orElseThrow().release();
+
+            server.stop();
+            long start = System.nanoTime();
+            Throwable failure = catchThrowable(semaphore::tryAcquire);
+            Duration failedAfter = Duration.ofNanos(System.nanoTime() - start);
+
+            assertThat(failure).isInstanceOf(SemaphoreUnavailableException.class)
+                    .hasMessageContaining("Redis unavailable for semaphore 'outage'").hasCauseInstanceOf(RuntimeException.class);
+            // Within the 2 s command timeout (plus slack for a loaded machine), never a hang.
+            assertThat(failedAfter).isLessThan(Duration.ofSeconds(6));
+            assertThat(semaphore.acquireAsync(1, Duration.ofSeconds(1)))
+                    .failsWithin(Duration.ofSeconds(6)).withThrowableThat()
+                    .havingCause().isInstanceOf(SemaphoreUnavailableException.class);
+
+            server.start();
+            Permit permit = await().atMost(Duration.ofSeconds(15)).ignoreExceptions()
+                    .until(() -> semaphore.tryAcquire().orElse(null), p -> p != null);
+            assertThat(permit.isHeld()).isTrue();
+
+            // The inbox is back too: a waiter is handed the permit on release.
+            CompletableFuture<Permit> waiter = semaphore.acquireAsync(1, Duration.ofSeconds(10));
+            await().until(() -> semaphore.state().waiters().size() == 1);
+            permit.release();
+            waiter.get(5, TimeUnit.SECONDS).release();
+        }
+    }
+
+    @Test
+    void aPermitWhoseLeaseRunsOutWhileRedisIsDownIsReportedLost(@Dedicated RedisServer server) throws Exception {
+        try (SemaphoreRegistry registry = SemaphoreRegistry.builder(server.connectionFactory(Duration.ofMillis(500)))
+                .build()) {
+            Permit permit = registry.semaphore(NAME, SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(900)))
+                    .tryAcquire().orElseThrow();
+            CompletableFuture<Permit> lost = new CompletableFuture<>();
+            permit.onLost(lost::complete);
+
+            server.stop();
+
+            assertThat(lost.get(10, TimeUnit.SECONDS)).isSameAs(permit);
+            assertThat(permit.isHeld()).isFalse();
+            server.start();
+        }
+    }
+}

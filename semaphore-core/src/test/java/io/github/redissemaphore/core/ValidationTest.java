@@ -1,0 +1,124 @@
+package io.github.redissemaphore.core;
+
+import io.github.redissemaphore.test.RedisServer;
+import io.github.redissemaphore.test.RedisTest;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/** Every input rule of DESIGN.md §3: a clear message naming the argument, and nothing sent to Redis. */
+@RedisTest
+class ValidationTest extends SemaphoreTestBase {
+
+    private final RedisTarget target;
+
+    ValidationTest(RedisServer server) {
+        this.target = new StandaloneTarget(server);
+    }
+
+    @Override
+    protected RedisTarget target() {
+        return target;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "with space", "tab\there", "new\nline", "{tag}", "a}b", "ctrl\u0001"})
+    void badNamesAreRefused(String bad) {
+        SemaphoreRegistry registry = newRegistry();
+        assertThatIllegalArgumentException().isThrownBy(() -> registry.semaphore(bad))
+                .withMessageStartingWith("name must");
+    }
+
+    @Test
+    void namesUpTo200CharactersAreAccepted() {
+        SemaphoreRegistry registry = newRegistry();
+        assertThat(registry.semaphore("x".repeat(200)).tryAcquire()).isPresent();
+        assertThatIllegalArgumentException().isThrownBy(() -> registry.semaphore("x".repeat(201)))
+                .withMessage("name must be 1 to 200 characters long, but was 201 characters");
+        assertThatIllegalArgumentException().isThrownBy(() -> registry.semaphore(null))
+                .withMessageContaining("name must be 1 to 200 characters long, but was null");
+    }
+
+    @Test
+    void badKeyPrefixIsRefused() {
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> SemaphoreRegistry.builder(target.newConnectionFactory()).keyPrefix("my prefix"))
+                .withMessageStartingWith("keyPrefix must not contain");
+    }
+
+    @Test
+    void settingsOutOfRangeAreRefused() {
+        Duration lease = Duration.ofSeconds(30);
+        assertThatIllegalArgumentException().isThrownBy(() -> new SemaphoreSettings(0, lease, Duration.ZERO, true, true))
+                .withMessage("permits must be between 1 and 1000000, but was 0");
+        assertThatIllegalArgumentException().isThrownBy(() -> new SemaphoreSettings(1_000_001, lease, Duration.ZERO, true, true))
+                .withMessage("permits must be between 1 and 1000000, but was 1000001");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new SemaphoreSettings(1, Duration.ofMillis(99), Duration.ZERO, true, true))
+                .withMessage("leaseTime must be between 100 ms and 24 h (86400000 ms), but was 99 ms");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new SemaphoreSettings(1, Duration.ofHours(25), Duration.ZERO, true, true))
+                .withMessageStartingWith("leaseTime must be between");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new SemaphoreSettings(1, lease, Duration.ofMillis(-1), true, true))
+                .withMessage("waitTime must be between 0 ms and 24 h (86400000 ms), but was -1 ms");
+        assertThatIllegalArgumentException().isThrownBy(() -> new SemaphoreSettings(1, null, Duration.ZERO, true, true))
+                .withMessage("leaseTime must not be null");
+        assertThat(new SemaphoreSettings(1_000_000, Duration.ofHours(24), Duration.ofHours(24), false, false).permits())
+                .isEqualTo(1_000_000);
+    }
+
+    @Test
+    void badBuilderDurationsAreRefused() {
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> SemaphoreRegistry.builder(target.newConnectionFactory())
+                        .waiterTick(Duration.ofMillis(10)).build())
+                .withMessageStartingWith("waiterTick must be between 50 ms and");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> SemaphoreRegistry.builder(target.newConnectionFactory())
+                        .waiterTick(Duration.ofSeconds(1)).waiterHeartbeat(Duration.ofMillis(1500)).build())
+                .withMessageStartingWith("waiterHeartbeat must be at least twice waiterTick");
+    }
+
+    @Test
+    void badCallArgumentsAreRefusedWithoutTouchingRedis() throws Exception {
+        RedisSemaphore semaphore = newRegistry().semaphore(name, SemaphoreSettings.DEFAULTS.withPermits(3));
+        List<CommandMonitor> monitors = target.monitors();
+        try {
+            List<String> sent = CommandMonitor.commandsDuring(monitors, () -> {
+                assertThatIllegalArgumentException().isThrownBy(() -> semaphore.tryAcquire(0, Duration.ZERO))
+                        .withMessage("permits must be between 1 and 3 (the semaphore's permits), but was 0");
+                assertThatIllegalArgumentException().isThrownBy(() -> semaphore.tryAcquire(4, Duration.ZERO))
+                        .withMessage("permits must be between 1 and 3 (the semaphore's permits), but was 4");
+                assertThatIllegalArgumentException().isThrownBy(() -> semaphore.acquireAsync(1, Duration.ofMillis(-5)))
+                        .withMessage("maxWait must be between 0 ms and 24 h (86400000 ms), but was -5 ms");
+                assertThatIllegalArgumentException().isThrownBy(() -> semaphore.tryAcquire(1, Duration.ofDays(2)))
+                        .withMessageStartingWith("maxWait must be between");
+                assertThatIllegalArgumentException().isThrownBy(() -> semaphore.tryAcquire(1, null))
+                        .withMessage("maxWait must not be null");
+            });
+            assertThat(sent).isEmpty();
+        } finally {
+            for (CommandMonitor monitor : monitors) {
+                monitor.close();
+            }
+        }
+        assertThat(target.keys("semaphore:{" + name + "}:*")).isEmpty();
+    }
+
+    @Test
+    void differentSettingsForASemaphoreInUseAreRefused() {
+        SemaphoreRegistry registry = newRegistry();
+        registry.semaphore(name, SemaphoreSettings.DEFAULTS.withPermits(2));
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> registry.semaphore(name, SemaphoreSettings.DEFAULTS.withPermits(3)))
+                .withMessageContaining("semaphore '" + name + "' is already used in this JVM with");
+    }
+}

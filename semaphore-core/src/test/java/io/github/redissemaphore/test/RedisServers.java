@@ -1,0 +1,102 @@
+package io.github.redissemaphore.test;
+
+import java.net.URI;
+import java.time.Duration;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where the Redis of a test comes from, for JUnit tests (through {@link RedisExtension}) and for
+ * code outside JUnit: a benchmark's {@code main}, or Spring tests that need a URL before their
+ * context starts ({@code registry.add("spring.data.redis.url", () -> RedisServers.shared().uri())}).
+ *
+ * <p>{@link #open()} finds a Redis in this order:
+ * <ol>
+ * <li>the server of environment variable {@code REDIS_URL} ({@code redis://host:port}, no password),
+ *     if set: not managed, and flushed by the tests, so never point it at data you care about;</li>
+ * <li>a Testcontainers {@code redis:7} container, if a Docker engine answers;</li>
+ * <li>a {@code redis-server} on the PATH, run as a child process on a free port;</li>
+ * <li>else the linux/mac {@code redis-server} inside the {@code com.github.codemonstur:embedded-redis}
+ *     jar, extracted to a temp file and run exactly like the one from the PATH.</li>
+ * </ol>
+ * {@link #start()} only uses 3 and 4: it always starts a process of its own.
+ *
+ * <p>System property {@code redis.test.binary} (or environment variable {@code REDIS_TEST_BINARY})
+ * narrows the choice: {@code auto} (default) as above; {@code path} only a {@code redis-server} on
+ * the PATH (no REDIS_URL, no Docker, no fallback); {@code embedded} only the binary of the jar
+ * (no REDIS_URL, Docker or PATH), which proves the last fallback works:
+ * {@code REDIS_TEST_BINARY=embedded ./mvnw test}.
+ */
+public final class RedisServers {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedisServers.class);
+    private static RedisServer shared;
+
+    private RedisServers() {
+    }
+
+    /**
+     * Starts a new {@code redis-server} process on a free port (PATH or embedded binary, as
+     * {@code redis.test.binary} says); the caller closes it.
+     *
+     * @return a managed server: it can be stopped, restarted and killed
+     */
+    public static RedisServer start() {
+        return start(RedisBinary.Choice.configured());
+    }
+
+    /** Like {@link #start()} with the binary of {@code choice}; package-private for the support's tests. */
+    static RedisServer start(RedisBinary.Choice choice) {
+        return RedisServer.managed(RedisProcess.start(RedisBinary.resolve(choice)));
+    }
+
+    /**
+     * Finds or starts a Redis in the order of the class description; the caller closes it (which
+     * stops it if started here).
+     *
+     * @return a new handle: managed only if a process was started
+     */
+    public static RedisServer open() {
+        RedisBinary.Choice choice = RedisBinary.Choice.configured();
+        if (choice == RedisBinary.Choice.AUTO) {
+            String url = System.getenv("REDIS_URL");
+            if (url != null && !url.isBlank()) {
+                return fromUrl(url.trim());
+            }
+            if (DockerRedis.available()) {
+                return DockerRedis.start();
+            }
+        }
+        return start(choice);
+    }
+
+    /**
+     * @return one server for the whole JVM, found like {@link #open()} on first use and closed at JVM
+     *         exit; its {@link RedisServer#close()} does nothing, as others may still use it
+     */
+    public static synchronized RedisServer shared() {
+        if (shared == null) {
+            RedisServer server = open().unclosable();
+            ProcessReaper.closeAtExit(server::closeNow);
+            shared = server;
+        }
+        return shared;
+    }
+
+    private static RedisServer fromUrl(String url) {
+        URI uri = URI.create(url);
+        if (!"redis".equals(uri.getScheme()) || uri.getHost() == null) {
+            throw new IllegalArgumentException("REDIS_URL must look like redis://host:port, not " + url);
+        }
+        RedisServer server = RedisServer.external(uri.getHost(), uri.getPort() < 0 ? 6379 : uri.getPort(),
+                "REDIS_URL", null);
+        try {
+            RespConnection.call(server.host(), server.port(), Duration.ofSeconds(5), "PING");
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("REDIS_URL=" + url + " does not answer PING", e);
+        }
+        LOG.info("using the Redis of REDIS_URL at {}", server.uri());
+        return server;
+    }
+}
