@@ -31,7 +31,7 @@ public final class HandOffBenchmark {
     public static void main(String[] args) throws Exception {
         int handoffs = Integer.getInteger("handoffs", 2000);
         int warmup = Math.max(handoffs / 10, 100);
-        try (RedisServer server = RedisServers.start()) {
+        try (RedisServer server = RedisServers.open()) {
             RedisConnectionFactory holderFactory = server.connectionFactory();
             try (SemaphoreRegistry holderJvm = SemaphoreRegistry.builder(holderFactory).build();
                  SemaphoreRegistry waiterJvm = SemaphoreRegistry.builder(server.connectionFactory()).build()) {
