@@ -35,7 +35,7 @@ class RedisOutageTest {
             assertThat(failure).isInstanceOf(SemaphoreUnavailableException.class)
                     .hasMessageContaining("Redis unavailable for semaphore 'outage'").hasCauseInstanceOf(RuntimeException.class);
             // Within the 2 s command timeout (plus slack for a loaded machine), never a hang.
-            assertThat(failedAfter).isLessThan(Duration.ofSeconds(6));
+            assertThat(failedAfter).isLessThan(Duration.ofSeconds(4));
             assertThat(semaphore.acquireAsync(1, Duration.ofSeconds(1)))
                     .failsWithin(Duration.ofSeconds(6)).withThrowableThat()
                     .havingCause().isInstanceOf(SemaphoreUnavailableException.class);

@@ -144,9 +144,10 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         } catch (SemaphoreUnavailableException e) {
             if (pending.decide()) {
                 forget(pending);
-                // The call may have reached Redis before failing here: take back what it may have done.
-                cancelQuietly(pending.id);
                 pending.future.completeExceptionally(e);
+                // The call may have reached Redis before failing here: take back what it may have
+                // done, off the caller's thread so the caller learns of the failure within one timeout.
+                registry.scheduler().schedule(() -> cancelQuietly(pending.id), Instant.now());
             }
         }
         return pending;
