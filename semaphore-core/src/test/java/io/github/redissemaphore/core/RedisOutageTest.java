@@ -69,4 +69,35 @@ class RedisOutageTest {
             server.start();
         }
     }
+
+    @Test
+    void aRegistryBuiltWhileRedisIsDownStartsAndCatchesUpWhenRedisComes(@Dedicated RedisServer server)
+            throws Exception {
+        server.stop();
+        try (SemaphoreRegistry registry = SemaphoreRegistry.builder(server.connectionFactory(Duration.ofSeconds(1)))
+                .waiterTick(Duration.ofSeconds(5)).waiterHeartbeat(Duration.ofSeconds(30)).build()) {
+            RedisSemaphore semaphore = registry.semaphore(NAME);
+            assertThat(catchThrowable(semaphore::tryAcquire)).isInstanceOf(SemaphoreUnavailableException.class);
+
+            server.start();
+            Permit permit = await().atMost(Duration.ofSeconds(15)).ignoreExceptions()
+                    .until(() -> semaphore.tryAcquire().orElse(null), p -> p != null);
+
+            // The inbox subscribes once Redis is there; with a 5 s tick, a hand-off within 2 s comes through it.
+            await().atMost(Duration.ofSeconds(10)).until(() -> inboxSubscriptions(server) == 1);
+            CompletableFuture<Permit> waiter = semaphore.acquireAsync(1, Duration.ofSeconds(10));
+            await().until(() -> semaphore.state().waiters().size() == 1);
+            permit.release();
+            waiter.get(2, TimeUnit.SECONDS).release();
+        }
+    }
+
+    static long inboxSubscriptions(RedisServer server) {
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(server.uri());
+        try (var connection = client.connect()) {
+            return connection.sync().pubsubChannels("semaphore:inbox:*").size();
+        } finally {
+            client.shutdown();
+        }
+    }
 }

@@ -174,7 +174,7 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
         RedisSemaphore waiterJvm = newRegistry(builder -> builder.waiterTick(Duration.ofSeconds(5))
                 .waiterHeartbeat(Duration.ofSeconds(30))).semaphore(name);
         assertThat(server.killPubSubClients()).isGreaterThanOrEqualTo(2);
-        await().atMost(Duration.ofSeconds(10)).until(() -> inboxSubscriptions() >= 2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> RedisOutageTest.inboxSubscriptions(server) >= 2);
 
         // With the waiter tick at 5 s, a hand-off within 2 s can only come through the inbox.
         Permit held = holderJvm.tryAcquire().orElseThrow();
@@ -182,15 +182,6 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
         await().until(() -> holderJvm.state().waiters().size() == 1);
         held.release();
         waiter.get(2, TimeUnit.SECONDS).release();
-    }
-
-    private long inboxSubscriptions() {
-        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(server.uri());
-        try (var connection = client.connect()) {
-            return connection.sync().pubsubChannels("semaphore:inbox:*").size();
-        } finally {
-            client.shutdown();
-        }
     }
 
     @Test

@@ -74,7 +74,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
         this.inboxChannel = SemaphoreKeys.inboxChannel(keyPrefix, Ids.clientId());
-        this.inbox = new Inbox(connectionFactory, inboxChannel, this::inboxGrant);
+        this.inbox = new Inbox(connectionFactory, this.scheduler, inboxChannel, this::inboxGrant);
     }
 
     @Override

@@ -1,14 +1,19 @@
 package io.github.redissemaphore.core.internal;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.ObjLongConsumer;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+import org.springframework.scheduling.TaskScheduler;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -18,19 +23,28 @@ import org.springframework.util.backoff.FixedBackOff;
  */
 final class Inbox {
 
+    private static final Logger log = LoggerFactory.getLogger(Inbox.class);
+    private static final Duration RETRY = Duration.ofSeconds(1);
+
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+    private final TaskScheduler scheduler;
+    private final String channel;
     /** One ordered thread, so a slow callback of a completed future never stalls Redis I/O. */
     private final ExecutorService dispatch = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "semaphore-inbox");
         thread.setDaemon(true);
         return thread;
     });
+    private volatile boolean stopped;
 
-    Inbox(RedisConnectionFactory connectionFactory, String channel, ObjLongConsumer<String> grants) {
+    Inbox(RedisConnectionFactory connectionFactory, TaskScheduler scheduler, String channel,
+          ObjLongConsumer<String> grants) {
+        this.scheduler = scheduler;
+        this.channel = channel;
         container.setConnectionFactory(connectionFactory);
         container.setTaskExecutor(dispatch);
-        container.setRecoveryBackoff(new FixedBackOff(1000));
-        container.setBeanName("semaphore-inbox-" + channel);
+        container.setRecoveryBackoff(new FixedBackOff(RETRY.toMillis()));
+        container.setBeanName("semaphore-inbox");
         container.addMessageListener((Message message, byte[] pattern) -> {
             String body = new String(message.getBody(), StandardCharsets.UTF_8);
             int space = body.indexOf(' ');
@@ -41,12 +55,42 @@ final class Inbox {
         container.afterPropertiesSet();
     }
 
-    /** Subscribes, waiting (bounded) for Redis to confirm, so no grant is published before it listens. */
+    /**
+     * Subscribes, waiting (bounded) for Redis to confirm, so no grant is published before it
+     * listens. If Redis is not there yet, the application still starts: subscribing is retried
+     * every second, and waiters are served by the renewal tick meanwhile.
+     */
     void start() {
-        container.start();
+        try {
+            container.start();
+        } catch (RuntimeException e) {
+            log.warn("Could not subscribe to {} ({}); retrying every {} s, waiters are served by the renewal tick"
+                    + " meanwhile", channel, e.getMessage(), RETRY.toSeconds());
+            retryLater();
+        }
+    }
+
+    private void retryLater() {
+        container.stop();
+        if (!stopped) {
+            scheduler.schedule(this::retry, Instant.now().plus(RETRY));
+        }
+    }
+
+    private void retry() {
+        if (stopped) {
+            return;
+        }
+        try {
+            container.start();
+            log.info("Subscribed to {}", channel);
+        } catch (RuntimeException e) {
+            retryLater();
+        }
     }
 
     void stop() {
+        stopped = true;
         try {
             container.destroy();
         } catch (Exception e) {
