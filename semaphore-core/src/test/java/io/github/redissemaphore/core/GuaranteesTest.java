@@ -16,7 +16,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The claims of the README's "Guarantees and limits" section that concern a Redis which loses
  * its data (a restart without persistence, or a failover to a replica that missed the last
- * writes): holders learn it, and fencing tokens still only go up.
+ * writes): the limit can break, holders learn it, and fencing tokens still only go up.
  */
 @RedisTest
 class GuaranteesTest {
@@ -42,6 +42,47 @@ class GuaranteesTest {
             // The state key with the counter is gone too; the token comes from the server clock.
             assertThat(after.fencingToken()).isGreaterThan(before.fencingToken());
             after.release();
+        }
+    }
+
+    @Test
+    void aFailoverToAReplicaThatMissedAGrantBreaksTheLimitButTheHolderLearnsAndTokensIncrease(
+            @Dedicated RedisServer master, @Dedicated RedisServer replica) throws Exception {
+        SemaphoreSettings one = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(900));
+        command(replica, "REPLICAOF", master.host(), String.valueOf(master.port()));
+        await().atMost(Duration.ofSeconds(15)).until(() -> replica.info("replication").contains("master_link_status:up"));
+        try (SemaphoreRegistry oldSide = SemaphoreRegistry.builder(master.connectionFactory(Duration.ofMillis(500))).build();
+             SemaphoreRegistry newSide = SemaphoreRegistry.builder(replica.connectionFactory()).build()) {
+            // The replica is cut off before the grant reaches it, as when the master dies right after.
+            command(replica, "REPLICAOF", "NO", "ONE");
+            Permit first = oldSide.semaphore("failover", one).tryAcquire().orElseThrow();
+            CompletableFuture<Permit> lost = new CompletableFuture<>();
+            first.onLost(lost::complete);
+
+            // Clients now talk to the promoted replica, which never saw that lease: the limit of 1 breaks.
+            Permit second = newSide.semaphore("failover", one).tryAcquire().orElseThrow();
+            assertThat(first.isHeld()).isTrue();
+            assertThat(second.isHeld()).isTrue();
+            assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+
+            // The old master is demoted: renewals there fail, and the old holder learns its lease is gone.
+            command(master, "REPLICAOF", replica.host(), String.valueOf(replica.port()));
+            assertThat(lost.get(10, TimeUnit.SECONDS)).isSameAs(first);
+            assertThat(first.isHeld()).isFalse();
+            assertThat(second.isHeld()).isTrue();
+            second.release();
+        }
+    }
+
+    private static void command(RedisServer server, String... command) {
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(server.uri());
+        try (var connection = client.connect()) {
+            connection.sync().dispatch(io.lettuce.core.protocol.CommandType.valueOf(command[0]),
+                    new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
+                    new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
+                            .addValues(java.util.Arrays.copyOfRange(command, 1, command.length)));
+        } finally {
+            client.shutdown();
         }
     }
 }
