@@ -1,15 +1,9 @@
 package io.github.redissemaphore.core;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 
@@ -87,41 +81,11 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(permits);
         List<RedisSemaphore> jvms = List.of(newRegistry().semaphore(name, settings),
                 newRegistry().semaphore(name, settings));
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger most = new AtomicInteger();
-        AtomicInteger granted = new AtomicInteger();
         int threadsPerJvm = 16;
-        int cyclesPerThread = 120;
+        Contention.Result result = Contention.run(jvms, threadsPerJvm, 120, RedisSemaphore::tryAcquire);
 
-        ExecutorService pool = Executors.newFixedThreadPool(threadsPerJvm * jvms.size());
-        try {
-            List<Callable<Void>> workers = new ArrayList<>();
-            for (RedisSemaphore semaphore : jvms) {
-                for (int t = 0; t < threadsPerJvm; t++) {
-                    workers.add(() -> {
-                        for (int i = 0; i < cyclesPerThread; i++) {
-                            Optional<Permit> permit = semaphore.tryAcquire();
-                            if (permit.isPresent()) {
-                                granted.incrementAndGet();
-                                most.accumulateAndGet(inside.incrementAndGet(), Math::max);
-                                LockSupport.parkNanos(50_000); // a little work while holding
-                                inside.decrementAndGet();
-                                permit.get().release();
-                            }
-                        }
-                        return null;
-                    });
-                }
-            }
-            for (Future<Void> done : pool.invokeAll(workers)) {
-                done.get();
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-
-        assertThat(most.get()).isEqualTo(permits);
-        assertThat(granted.get()).isGreaterThan(threadsPerJvm);
+        assertThat(result.most()).isEqualTo(permits);
+        assertThat(result.granted()).isGreaterThan(threadsPerJvm);
         assertThat(jvms.get(0).state().used()).isZero();
         assertEveryKeyExpires();
     }

@@ -8,16 +8,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -252,40 +248,14 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(permits);
         List<RedisSemaphore> jvms = List.of(newRegistry().semaphore(name, settings),
                 newRegistry().semaphore(name, settings));
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger most = new AtomicInteger();
-        AtomicInteger served = new AtomicInteger();
         int threadsPerJvm = 16;
         int cycles = 70;
+        Contention.Result result = Contention.run(jvms, threadsPerJvm, cycles, semaphore -> Optional.of(
+                semaphore.tryAcquire(Duration.ofSeconds(60)).orElseThrow(
+                        () -> new AssertionError("a caller was not served within 60 s"))));
 
-        ExecutorService pool = Executors.newFixedThreadPool(threadsPerJvm * jvms.size());
-        try {
-            List<Callable<Void>> workers = new ArrayList<>();
-            for (RedisSemaphore semaphore : jvms) {
-                for (int t = 0; t < threadsPerJvm; t++) {
-                    workers.add(() -> {
-                        for (int i = 0; i < cycles; i++) {
-                            Permit permit = semaphore.tryAcquire(Duration.ofSeconds(60)).orElseThrow(
-                                    () -> new AssertionError("a caller was not served within 60 s"));
-                            most.accumulateAndGet(inside.incrementAndGet(), Math::max);
-                            served.incrementAndGet();
-                            LockSupport.parkNanos(100_000); // a little work while holding
-                            inside.decrementAndGet();
-                            permit.release();
-                        }
-                        return null;
-                    });
-                }
-            }
-            for (Future<Void> worker : pool.invokeAll(workers)) {
-                worker.get();
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-
-        assertThat(served).hasValue(threadsPerJvm * jvms.size() * cycles);
-        assertThat(most.get()).isEqualTo(permits);
+        assertThat(result.granted()).isEqualTo(threadsPerJvm * jvms.size() * cycles);
+        assertThat(result.most()).isEqualTo(permits);
         SemaphoreState state = jvms.get(0).state();
         assertThat(state.used()).isZero();
         assertThat(state.waiters()).isEmpty();
