@@ -32,6 +32,13 @@ public interface SemaphoreRegistry extends AutoCloseable {
      */
     RedisSemaphore semaphore(String name, SemaphoreSettings settings);
 
+    /**
+     * @return the settings {@link #semaphore(String)} gives that name: its own configuration, else
+     *         that of the part before the first {@code ':'} (so the keyed semaphore
+     *         {@code "exports:acme"} inherits {@code "exports"}), else the defaults
+     */
+    SemaphoreSettings settingsOf(String name);
+
     /** @return the semaphores used in this JVM so far */
     Collection<RedisSemaphore> semaphores();
 

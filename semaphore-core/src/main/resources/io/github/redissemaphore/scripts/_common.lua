@@ -6,7 +6,8 @@
 --   4 queue-deadline ZSET waiter id -> heartbeat deadline (server ms)
 --   5 info           HASH id -> "count token leaseMs inbox owner"
 -- ARGV[1]: the limit (permits) the caller is configured with; the rest is the script's own.
--- Every script returns a table whose first three entries are used, limit, waiters (for gauges).
+-- Every script returns a table that starts with used, limit, waiters (the figures for gauges) and
+-- the server time in microseconds (so a client can tell the newest figures), then its own entries.
 
 local HOLDERS, STATE, QUEUE, QUEUE_DEADLINE, INFO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local LIMIT = tonumber(ARGV[1])
@@ -112,9 +113,9 @@ local function grantWaiters()
   end
 end
 
--- Writes the counters back and gives every key a TTL just past the last lease or heartbeat.
--- Returns the queue length.
-local function finish()
+-- Writes the counters back, gives every key a TTL just past the last lease or heartbeat, and
+-- builds the reply: {used, limit, waiters, server time us, own...}.
+local function finish(own)
   redis.call('HSET', STATE, 'used', USED, 'limit', LIMIT)
   local last = NOW_MS
   local lastLease = redis.call('ZRANGE', HOLDERS, -1, -1, 'WITHSCORES')[2]
@@ -128,7 +129,11 @@ local function finish()
   for _, key in ipairs(KEYS) do
     redis.call('PEXPIRE', key, last - NOW_MS + KEY_MARGIN_MS)
   end
-  return redis.call('ZCARD', QUEUE)
+  local reply = { USED, LIMIT, redis.call('ZCARD', QUEUE), NOW_US }
+  for _, value in ipairs(own) do
+    reply[#reply + 1] = value
+  end
+  return reply
 end
 
 -- ---------------------------------------------------------------------------------------------

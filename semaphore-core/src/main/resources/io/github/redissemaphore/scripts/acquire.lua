@@ -3,7 +3,7 @@
 -- ARGV: 1 limit, 2 permit id, 3 count, 4 lease ms, 5 wait (1: queue when refused, 0: don't),
 --       6 fair (1: refuse while others wait, 0: take free permits regardless), 7 heartbeat ms,
 --       8 inbox channel of the caller's JVM, 9 owner (host/pid/thread)
--- Returns: {used, limit, waiters, status, token}
+-- Returns: {used, limit, waiters, time, status, token}
 --   status 1: granted, token = fencing token; 2: queued, token = ticket; 0: refused, token = 0
 local id, count, lease = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local wait, fair = ARGV[5] == '1', ARGV[6] == '1'
@@ -22,5 +22,4 @@ elseif wait then
   writeInfo(id, record)
 end
 
-local waiters = finish()
-return { USED, LIMIT, waiters, status, token }
+return finish({ status, token })

@@ -3,7 +3,7 @@
 -- either handed over (release 0) or given back here (release 1).
 -- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
 -- ARGV: 1 limit, 2 waiter id, 3 release (1: give back a permit granted meanwhile)
--- Returns: {used, limit, waiters, token}; token 0 when it left the queue (or was unknown),
+-- Returns: {used, limit, waiters, time, token}; token 0 when it left the queue (or was unknown),
 --   else the fencing token of the permit it had been granted
 local id = ARGV[2]
 
@@ -16,5 +16,4 @@ if not dropWaiter(id) and redis.call('ZSCORE', HOLDERS, id) then
   end
 end
 grantWaiters()
-local waiters = finish()
-return { USED, LIMIT, waiters, token }
+return finish({ token })

@@ -3,7 +3,7 @@
 -- (in case their inbox message was lost) and anything lost.
 -- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
 -- ARGV: 1 limit, 2 waiter heartbeat ms, 3.. ids of permits to renew and of waiters
--- Returns: {used, limit, waiters, renewed, s1, s2, ...}: renewed = leases extended; per id in
+-- Returns: {used, limit, waiters, time, renewed, s1, s2, ...}: renewed = leases extended; per id in
 --   ARGV order, the fencing token when it holds permits (now extended), 0 while it still waits,
 --   -1 when it is gone (lease expired, released by force, wiped, or heartbeat missed)
 local heartbeat = tonumber(ARGV[2])
@@ -11,7 +11,7 @@ local heartbeat = tonumber(ARGV[2])
 purge()
 grantWaiters()
 
-local statuses, renewed = {}, 0
+local renewed, statuses = 0, {}
 for i = 3, #ARGV do
   local id = ARGV[i]
   local status = -1
@@ -31,9 +31,5 @@ for i = 3, #ARGV do
   statuses[#statuses + 1] = status
 end
 
-local waiters = finish()
-local result = { USED, LIMIT, waiters, renewed }
-for _, status in ipairs(statuses) do
-  result[#result + 1] = status
-end
-return result
+table.insert(statuses, 1, renewed)
+return finish(statuses)

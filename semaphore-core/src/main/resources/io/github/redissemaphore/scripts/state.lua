@@ -2,7 +2,7 @@
 -- shows what is true now).
 -- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
 -- ARGV: 1 limit, 2 most entries listed per table
--- Returns: {used, limit, waiters, holders, queued}
+-- Returns: {used, limit, waiters, time, holders, queued}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
 --   queued:  {{id, count, owner}, ...} in the order they will be served
 local most = tonumber(ARGV[2])
@@ -27,5 +27,4 @@ for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, most - 1)) do
   end
 end
 
-local waiters = finish()
-return { USED, LIMIT, waiters, holders, queued }
+return finish({ holders, queued })

@@ -47,6 +47,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private final Map<String, PendingAcquisition> waiting = new ConcurrentHashMap<>();
     private final RenewalTick tick;
     private volatile boolean renewalFailing;
+    private long lastReportedMicros;
 
     DefaultRedisSemaphore(DefaultSemaphoreRegistry registry, String name, SemaphoreSettings settings) {
         this.registry = registry;
@@ -103,9 +104,9 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public SemaphoreState state() {
-        SemaphoreState state = commands.state(keys, settings.permits(), STATE_LIST_LIMIT);
-        registry.listeners().usageReported(name(), state.limit(), state.used(), state.waiters().size());
-        return state;
+        SemaphoreCommands.State reply = commands.state(keys, settings.permits(), STATE_LIST_LIMIT);
+        report(reply.usage());
+        return reply.state();
     }
 
     private PendingAcquisition start(int permits, Duration maxWait) {
@@ -361,8 +362,15 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         held.values().forEach(DefaultPermit::release);
     }
 
-    private void report(Usage usage) {
-        registry.listeners().usageReported(name(), usage.limit(), usage.used(), usage.waiters());
+    /**
+     * Passes usage figures on, newest first only: replies of concurrent calls arrive in any order,
+     * and a gauge must not keep an older figure than it has already shown.
+     */
+    private synchronized void report(Usage usage) {
+        if (usage.serverMicros() > lastReportedMicros) {
+            lastReportedMicros = usage.serverMicros();
+            registry.listeners().usageReported(name(), usage.limit(), usage.used(), usage.waiters());
+        }
     }
 
     @Override

@@ -79,7 +79,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
 
     @Override
     public RedisSemaphore semaphore(String name) {
-        return semaphore(name, settingsOf(SemaphoreNames.check("name", name)));
+        return semaphore(name, settingsOf(name));
     }
 
     @Override
@@ -102,9 +102,14 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         return List.copyOf(semaphores.values());
     }
 
-    /** @return the settings semaphore {@code name} gets from configuration, else the defaults */
+    @Override
     public SemaphoreSettings settingsOf(String name) {
-        return configured.getOrDefault(name, defaults);
+        SemaphoreSettings own = configured.get(SemaphoreNames.check("name", name));
+        if (own != null) {
+            return own;
+        }
+        int key = name.indexOf(':');
+        return key > 0 ? configured.getOrDefault(name.substring(0, key), defaults) : defaults;
     }
 
     @Override

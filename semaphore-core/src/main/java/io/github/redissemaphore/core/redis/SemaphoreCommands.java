@@ -20,6 +20,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 public final class SemaphoreCommands {
 
+    /** Index of a script's own first entry: after used, limit, waiters and the server time. */
+    private static final int OWN = 4;
+
     private final StringRedisTemplate redis;
     private final SemaphoreScripts scripts;
 
@@ -28,8 +31,11 @@ public final class SemaphoreCommands {
         this.scripts = scripts;
     }
 
-    /** Usage figures every script returns: the values for gauges, free of charge. */
-    public record Usage(int used, int limit, int waiters) {
+    /**
+     * Usage figures every script returns: the values for gauges, free of charge.
+     * {@code serverMicros} (Redis server time) tells which of two figures is newer.
+     */
+    public record Usage(int used, int limit, int waiters, long serverMicros) {
         /** @return permits free now */
         public int available() {
             return Math.max(limit - used, 0);
@@ -63,13 +69,13 @@ public final class SemaphoreCommands {
                             boolean fair, Duration heartbeat, String inbox, String owner) {
         List<Object> reply = run(keys, scripts.acquire(), String.valueOf(limit), id, String.valueOf(count),
                 millis(lease), flag(wait), flag(fair), millis(heartbeat), inbox, owner);
-        return new Acquired(usage(reply), Acquired.Status.values()[(int) number(reply, 3)], number(reply, 4));
+        return new Acquired(usage(reply), Acquired.Status.values()[(int) number(reply, OWN)], number(reply, OWN + 1));
     }
 
     /** Gives the lease {@code id} back. */
     public Released release(SemaphoreKeys keys, int limit, String id) {
         List<Object> reply = run(keys, scripts.release(), String.valueOf(limit), id);
-        return new Released(usage(reply), number(reply, 3) == 1);
+        return new Released(usage(reply), number(reply, OWN) == 1);
     }
 
     /** Extends these leases and refreshes these waiters, all of one semaphore, in one call. */
@@ -80,36 +86,41 @@ public final class SemaphoreCommands {
         args.addAll(ids);
         List<Object> reply = run(keys, scripts.renew(), args.toArray());
         List<Long> statuses = new ArrayList<>(ids.size());
-        for (int i = 4; i < reply.size(); i++) {
+        for (int i = OWN + 1; i < reply.size(); i++) {
             statuses.add(number(reply, i));
         }
-        return new Renewed(usage(reply), (int) number(reply, 3), statuses);
+        return new Renewed(usage(reply), (int) number(reply, OWN), statuses);
     }
 
     /** Takes waiter {@code id} out of the queue; with {@code release}, gives back a grant it got meanwhile. */
     public Cancelled cancel(SemaphoreKeys keys, int limit, String id, boolean release) {
         List<Object> reply = run(keys, scripts.cancel(), String.valueOf(limit), id, flag(release));
-        return new Cancelled(usage(reply), number(reply, 3));
+        return new Cancelled(usage(reply), number(reply, OWN));
+    }
+
+    /** What {@code state} read, with the usage figures every reply carries. */
+    public record State(Usage usage, SemaphoreState state) {
     }
 
     /** Reads the semaphore, listing at most {@code most} holders and waiters. */
-    public SemaphoreState state(SemaphoreKeys keys, int limit, int most) {
+    public State state(SemaphoreKeys keys, int limit, int most) {
         List<Object> reply = run(keys, scripts.state(), String.valueOf(limit), String.valueOf(most));
         Usage usage = usage(reply);
         List<SemaphoreState.Holder> holders = new ArrayList<>();
-        for (Object entry : (List<?>) reply.get(3)) {
+        for (Object entry : (List<?>) reply.get(OWN)) {
             List<?> h = (List<?>) entry;
             holders.add(new SemaphoreState.Holder((String) h.get(0), ((Number) h.get(1)).intValue(),
                     ((Number) h.get(2)).longValue(), (String) h.get(3),
                     Duration.ofMillis(Math.max(((Number) h.get(4)).longValue(), 0))));
         }
         List<SemaphoreState.Waiter> waiters = new ArrayList<>();
-        for (Object entry : (List<?>) reply.get(4)) {
+        for (Object entry : (List<?>) reply.get(OWN + 1)) {
             List<?> w = (List<?>) entry;
             waiters.add(new SemaphoreState.Waiter((String) w.get(0), ((Number) w.get(1)).intValue(),
                     (String) w.get(2)));
         }
-        return new SemaphoreState(keys.name(), usage.limit(), usage.used(), usage.available(), holders, waiters);
+        return new State(usage, new SemaphoreState(keys.name(), usage.limit(), usage.used(), usage.available(),
+                holders, waiters));
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -133,7 +144,7 @@ public final class SemaphoreCommands {
     }
 
     private static Usage usage(List<Object> reply) {
-        return new Usage((int) number(reply, 0), (int) number(reply, 1), (int) number(reply, 2));
+        return new Usage((int) number(reply, 0), (int) number(reply, 1), (int) number(reply, 2), number(reply, 3));
     }
 
     private static long number(List<Object> reply, int index) {

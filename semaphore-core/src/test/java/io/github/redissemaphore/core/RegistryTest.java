@@ -1,0 +1,63 @@
+package io.github.redissemaphore.core;
+
+import io.github.redissemaphore.test.RedisServer;
+import io.github.redissemaphore.test.RedisTest;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What the registry decides on its own: settings by name, and the figures it reports. */
+@RedisTest
+class RegistryTest extends SemaphoreTestBase {
+
+    private final RedisTarget target;
+
+    RegistryTest(RedisServer server) {
+        this.target = new StandaloneTarget(server);
+    }
+
+    @Override
+    protected RedisTarget target() {
+        return target;
+    }
+
+    @Test
+    void settingsComeFromTheNameThenTheNameBeforeTheKeyThenTheDefaults() {
+        SemaphoreSettings exports = SemaphoreSettings.DEFAULTS.withPermits(1).withWaitTime(Duration.ofSeconds(1));
+        SemaphoreSettings acme = SemaphoreSettings.DEFAULTS.withPermits(5);
+        SemaphoreSettings defaults = SemaphoreSettings.DEFAULTS.withPermits(2);
+        SemaphoreRegistry registry = newRegistry(builder -> builder.defaults(defaults)
+                .configure("exports", exports).configure("exports:acme", acme));
+
+        assertThat(registry.semaphore("exports:globex").settings()).isEqualTo(exports);
+        assertThat(registry.semaphore("exports:acme").settings()).isEqualTo(acme);
+        assertThat(registry.semaphore("exports").settings()).isEqualTo(exports);
+        assertThat(registry.semaphore("reports").settings()).isEqualTo(defaults);
+        assertThat(registry.semaphore(":odd").settings()).isEqualTo(defaults);
+        assertThat(registry.semaphores()).extracting(RedisSemaphore::name)
+                .containsExactlyInAnyOrder("exports:globex", "exports:acme", "exports", "reports", ":odd");
+    }
+
+    @Test
+    void theLastReportedUsageIsTheNewestEvenWhenRepliesRace() throws Exception {
+        AtomicReference<Integer> lastUsed = new AtomicReference<>();
+        SemaphoreListener gauge = new SemaphoreListener() {
+            @Override
+            public void usageReported(String semaphore, int limit, int used, int waiters) {
+                lastUsed.set(used);
+            }
+        };
+        RedisSemaphore semaphore = newRegistry(builder -> builder.listener(gauge))
+                .semaphore(name, SemaphoreSettings.DEFAULTS.withPermits(4));
+
+        Contention.run(List.of(semaphore), 8, 100, RedisSemaphore::tryAcquire);
+
+        // The newest reply is the last release's: nothing held. An older figure arriving late is ignored.
+        assertThat(lastUsed.get()).isZero();
+    }
+}

@@ -1,0 +1,120 @@
+package io.github.redissemaphore.sample.demo;
+
+import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.sample.exports.ExportService;
+import io.github.redissemaphore.sample.inflight.InFlightCounter;
+import io.github.redissemaphore.sample.reports.ReportService;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The one-command demo: starts two instances of the service in this JVM sharing one Redis (the
+ * configured one if it answers, else an embedded one), fires a burst of report requests at both
+ * and, at the same moment, several exports per tenant, prints a progress line per second and a
+ * final table, and says whether the limit held.
+ *
+ * <p>How many calls run inside the guarded methods at once is counted by the sample's own
+ * {@link InFlightCounter} around the method bodies, not taken from the library under test.
+ */
+public final class Demo {
+
+    static final String REPORTS = ReportService.SEMAPHORE;
+
+    private Demo() {
+    }
+
+    /**
+     * Runs {@link DemoSettings#DEFAULT} and prints to standard out.
+     *
+     * @param args command-line arguments for every instance, e.g. {@code --spring.data.redis.port=6380}
+     * @return the process exit status: {@link DemoResult#exitCode()}, or 3 if the demo could not run
+     */
+    public static int runFromCommandLine(String... args) {
+        PrintStream out = System.out;
+        try {
+            return run(DemoSettings.DEFAULT, out, args).exitCode();
+        } catch (RuntimeException e) {
+            out.println("The demo could not run: " + e);
+            e.printStackTrace(out);
+            return 3;
+        }
+    }
+
+    /**
+     * Runs one demo: starts the fleet, fires the bursts, prints progress and the table to {@code out},
+     * stops the fleet.
+     *
+     * @param args command-line arguments for every instance
+     */
+    public static DemoResult run(DemoSettings settings, PrintStream out, String... args) {
+        // Keys of this run only: a shared Redis may hold other semaphores, even other demo runs.
+        String keyPrefix = "demo-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+        out.printf("Starting %d instances of the sample service...%n", settings.instances());
+        try (Fleet fleet = Fleet.start(settings.instances(), keyPrefix, args)) {
+            describe(fleet, settings, keyPrefix, out);
+            DemoResult result = fire(fleet, settings, out);
+            out.println();
+            out.print(result.table());
+            forgetCounts(fleet, settings);
+            return result;
+        }
+    }
+
+    private static void describe(Fleet fleet, DemoSettings settings, String keyPrefix, PrintStream out) {
+        out.printf("Redis: %s (keys under %s)%n", fleet.redisDescription(), keyPrefix);
+        for (Instance instance : fleet.instances()) {
+            out.printf("Instance %s: %s%n", instance.name(), instance.baseUri());
+        }
+        out.printf("Firing %d POST /reports (%d at a time, spread over the instances; %d permits fleet-wide) "
+                        + "and %d exports at once for each of %s (1 per tenant)...%n",
+                settings.reportCalls(), settings.reportConcurrency(), permits(fleet, REPORTS),
+                settings.exportsPerTenant(), settings.tenants());
+    }
+
+    private static DemoResult fire(Fleet fleet, DemoSettings settings, PrintStream out) {
+        List<Instance> instances = fleet.instances();
+        DemoClient client = new DemoClient();
+        Tally reportTally = new Tally();
+        Tally exportTally = new Tally();
+        InFlightCounter inFlight = fleet.first().bean(InFlightCounter.class);
+        long start = System.nanoTime();
+        List<Call> reports;
+        List<Call> exports;
+        try (ProgressPrinter progress = ProgressPrinter.start(out, inFlight, reportTally, exportTally,
+                settings.progressEvery())) {
+            CompletableFuture<List<Call>> exportBurst = CompletableFuture.supplyAsync(() -> Burst.fire(
+                    settings.exportCalls(), Math.max(1, settings.exportCalls()),
+                    i -> client.export(instances.get(i % instances.size()),
+                            settings.tenants().get(i % settings.tenants().size())),
+                    exportTally));
+            reports = Burst.fire(settings.reportCalls(), settings.reportConcurrency(),
+                    i -> client.report(instances.get(i % instances.size())), reportTally);
+            exports = exportBurst.join();
+        }
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        LimitCheck reportCheck = new LimitCheck(REPORTS, permits(fleet, REPORTS),
+                inFlight.read(REPORTS).max(), reports);
+        long exportPeak = settings.tenants().stream()
+                .mapToLong(tenant -> inFlight.read(ExportService.semaphoreOf(tenant)).max()).max().orElse(0);
+        LimitCheck exportCheck = new LimitCheck(ExportService.SEMAPHORE + ":*",
+                permits(fleet, ExportService.SEMAPHORE), exportPeak, exports);
+        return new DemoResult(fleet.redisDescription(), instances.size(), reportCheck, exportCheck, took);
+    }
+
+    /** The limit as the application configured it (keyed semaphores take the settings of their family). */
+    private static int permits(Fleet fleet, String semaphore) {
+        return fleet.first().bean(SemaphoreRegistry.class).semaphore(semaphore).settings().permits();
+    }
+
+    /** The counters would expire by themselves; a shared Redis is left as it was found, sooner. */
+    private static void forgetCounts(Fleet fleet, DemoSettings settings) {
+        InFlightCounter inFlight = fleet.first().bean(InFlightCounter.class);
+        inFlight.reset(REPORTS);
+        settings.tenants().forEach(tenant -> inFlight.reset(ExportService.semaphoreOf(tenant)));
+    }
+}

@@ -1,0 +1,80 @@
+package io.github.redissemaphore.sample.demo;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * The verdict of a demo run and its final table.
+ *
+ * @param redis     where the fleet's Redis was
+ * @param instances how many instances shared it
+ * @param reports   the report burst against {@code reports}
+ * @param exports   the export burst against {@code exports:<tenant>}, worst tenant's peak
+ * @param took      how long the bursts ran
+ */
+public record DemoResult(String redis, int instances, LimitCheck reports, LimitCheck exports, Duration took) {
+
+    /** Exit status: the limit held and every call got a permit or a proper 429. */
+    public static final int PASSED = 0;
+    /** Exit status: more calls ran at once than permits allow. */
+    public static final int LIMIT_EXCEEDED = 1;
+    /** Exit status: some call ended in neither a permit nor a 429 with Retry-After. */
+    public static final int CALLS_FAILED = 2;
+
+    /** @return the checks, in table order */
+    public List<LimitCheck> checks() {
+        return List.of(reports, exports);
+    }
+
+    /** @return whether every limit held */
+    public boolean limitHeld() {
+        return checks().stream().allMatch(LimitCheck::held);
+    }
+
+    /** @return how many calls ended in neither a permit nor a 429 */
+    public int failedCalls() {
+        return checks().stream().mapToInt(check -> check.count(Outcome.FAILED)).sum();
+    }
+
+    /** @return {@link #PASSED}, {@link #LIMIT_EXCEEDED} or {@link #CALLS_FAILED} */
+    public int exitCode() {
+        if (!limitHeld()) {
+            return LIMIT_EXCEEDED;
+        }
+        return failedCalls() > 0 ? CALLS_FAILED : PASSED;
+    }
+
+    /** @return the final table and a one-line verdict */
+    public String table() {
+        String format = "  %-10s %7s %12s %6s %7s %9s %7s %9s %9s%n";
+        StringBuilder table = new StringBuilder();
+        table.append(String.format(format, "semaphore", "permits", "max inside", "calls", "served", "rejected",
+                "failed", "wait p50", "wait p99"));
+        table.append(String.format(format, "", "", "at once", "", "", "(429)", "", "", ""));
+        for (LimitCheck check : checks()) {
+            table.append(String.format(format, check.semaphore(), check.permits(), check.maxInside(), check.total(),
+                    check.count(Outcome.SERVED), check.count(Outcome.REJECTED), check.count(Outcome.FAILED),
+                    check.waitPercentile(50) + " ms", check.waitPercentile(99) + " ms"));
+        }
+        table.append(String.format("  %d instances, one Redis (%s), bursts took %.1f s%n", instances, redis,
+                took.toMillis() / 1000.0));
+        table.append(verdict()).append(System.lineSeparator());
+        return table.toString();
+    }
+
+    private String verdict() {
+        return switch (exitCode()) {
+            case PASSED -> "PASS: the limit held. At no moment did more calls run than permits allow, across "
+                    + instances + " instances; every call got a permit or a 429 with Retry-After.";
+            case LIMIT_EXCEEDED -> "FAIL: the limit was exceeded: " + checks().stream().filter(check -> !check.held())
+                    .map(check -> check.semaphore() + " had " + check.maxInside() + " inside for " + check.permits()
+                            + " permits")
+                    .collect(Collectors.joining("; "));
+            default -> "FAIL: " + failedCalls() + " calls got neither a permit nor a 429, e.g. "
+                    + checks().stream().flatMap(check -> check.calls().stream())
+                            .filter(call -> call.outcome() == Outcome.FAILED).findFirst()
+                            .map(Call::detail).orElse("?");
+        };
+    }
+}

@@ -1,0 +1,72 @@
+package io.github.redissemaphore.sample.web;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.sample.SampleHttp;
+import io.github.redissemaphore.sample.SharedRedisApplicationTest;
+
+import java.net.http.HttpResponse;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.context.ApplicationContext;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * The export endpoint's contract over real HTTP: while another instance holds a tenant's export
+ * permit, that tenant gets 429 with Retry-After and a problem body; other tenants are unaffected;
+ * once the permit is released the tenant is served again.
+ */
+class TooManyRequestsTest extends SharedRedisApplicationTest {
+
+    @Autowired
+    ApplicationContext context;
+
+    /** A second member of the fleet: a registry of its own, on connections of its own, same keys. */
+    LettuceConnectionFactory otherInstanceConnections;
+    SemaphoreRegistry otherInstance;
+
+    @BeforeEach
+    void startOtherInstance() {
+        otherInstanceConnections = redis().connectionFactory();
+        otherInstance = SemaphoreRegistry.builder(otherInstanceConnections)
+                .keyPrefix(context.getEnvironment().getRequiredProperty("distributed-semaphore.key-prefix"))
+                .build();
+    }
+
+    @AfterEach
+    void stopOtherInstance() {
+        otherInstance.close();
+        otherInstanceConnections.destroy();
+    }
+
+    @Test
+    void aBusyTenantGets429WithRetryAfterUntilThePermitIsBack() {
+        SampleHttp http = SampleHttp.of(context);
+        Permit held = otherInstance.semaphore("exports:acme").tryAcquire().orElseThrow();
+
+        HttpResponse<String> refused = http.post("/tenants/acme/exports");
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(refused.headers().firstValue("Content-Type")).hasValueSatisfying(
+                type -> assertThat(type).startsWith("application/problem+json"));
+        assertThat(refused.body()).contains("\"status\":429", "\"semaphore\":\"exports:acme\"");
+
+        assertThat(http.post("/tenants/globex/exports").statusCode())
+                .as("another tenant exports meanwhile").isEqualTo(200);
+
+        held.release();
+        HttpResponse<String> served = http.post("/tenants/acme/exports");
+        assertThat(served.statusCode()).isEqualTo(200);
+        assertThat(served.body()).contains("\"tenant\":\"acme\"");
+    }
+
+    @Test
+    void aTenantThatCannotNameASemaphoreIsABadRequest() {
+        assertThat(SampleHttp.of(context).post("/tenants/a%20b/exports").statusCode()).isEqualTo(400);
+    }
+}

@@ -1,0 +1,170 @@
+package io.github.redissemaphore.actuate;
+
+import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreState;
+import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+
+/**
+ * The {@code semaphores} endpoint: the semaphores this JVM uses or has configured, with their
+ * state in Redis (fleet-wide), one semaphore's holders and waiters, and, once access to the
+ * endpoint is unrestricted, forced release of a permit.
+ *
+ * <p>Reading is allowed by default ({@link Access#READ_ONLY}); the delete operation exists only
+ * with {@code management.endpoint.semaphores.access=unrestricted}. Only semaphores this JVM knows
+ * (used here, or configured under {@code distributed-semaphore.semaphores}) can be addressed, so
+ * the endpoint never creates a semaphore with settings the application would not use.
+ */
+@Endpoint(id = "semaphores", defaultAccess = Access.READ_ONLY)
+public class SemaphoresEndpoint {
+
+    private final SemaphoreRegistry registry;
+    private final Set<String> configuredNames;
+
+    /**
+     * @param registry        the semaphores of this JVM
+     * @param configuredNames semaphores to list even before this JVM uses them
+     */
+    public SemaphoresEndpoint(SemaphoreRegistry registry, Collection<String> configuredNames) {
+        this.registry = registry;
+        this.configuredNames = Set.copyOf(configuredNames);
+    }
+
+    /** @return every semaphore this JVM uses or has configured, by name, with its figures */
+    @ReadOperation
+    public SemaphoresDescriptor semaphores() {
+        Map<String, RedisSemaphore> known = new TreeMap<>();
+        configuredNames.forEach(name -> known.put(name, null));
+        registry.semaphores().forEach(semaphore -> known.put(semaphore.name(), semaphore));
+        List<SemaphoreSummary> summaries = known.entrySet().stream()
+                .map(entry -> entry.getValue() != null ? entry.getValue() : registry.semaphore(entry.getKey()))
+                .map(semaphore -> SemaphoreSummary.of(semaphore.state()))
+                .toList();
+        return new SemaphoresDescriptor(summaries);
+    }
+
+    /** @return the semaphore with its holders and waiters in queue order, or null (404) if unknown here */
+    @ReadOperation
+    public SemaphoreDescriptor semaphore(@Selector String name) {
+        RedisSemaphore semaphore = find(name);
+        return semaphore == null ? null : SemaphoreDescriptor.of(semaphore.state());
+    }
+
+    /**
+     * Ends a lease, whichever JVM holds it: an operator's tool for a stuck holder. The holder finds
+     * its permit lost at its next renewal. Needs unrestricted access to the endpoint.
+     *
+     * @return whether the permit was held until now; false too when the semaphore is unknown here
+     */
+    @DeleteOperation
+    public ReleaseDescriptor release(@Selector String name, @Selector String permitId) {
+        // unknown here, or a registry of the application's own that cannot force a release
+        boolean released = find(name) instanceof DefaultRedisSemaphore semaphore && semaphore.forceRelease(permitId);
+        return new ReleaseDescriptor(name, permitId, released);
+    }
+
+    private RedisSemaphore find(String name) {
+        for (RedisSemaphore semaphore : registry.semaphores()) {
+            if (semaphore.name().equals(name)) {
+                return semaphore;
+            }
+        }
+        return configuredNames.contains(name) ? registry.semaphore(name) : null;
+    }
+
+    /** @param semaphores every known semaphore, by name */
+    public record SemaphoresDescriptor(List<SemaphoreSummary> semaphores) implements OperationResponseBody {
+    }
+
+    /**
+     * One semaphore in the list.
+     *
+     * @param name      the semaphore
+     * @param limit     its permits
+     * @param used      permits held, fleet-wide
+     * @param available permits free
+     * @param waiters   callers waiting, fleet-wide
+     */
+    public record SemaphoreSummary(String name, int limit, int used, int available, int waiters) {
+
+        static SemaphoreSummary of(SemaphoreState state) {
+            return new SemaphoreSummary(state.name(), state.limit(), state.used(), state.available(),
+                    state.waiters().size());
+        }
+    }
+
+    /**
+     * One semaphore in detail.
+     *
+     * @param name      the semaphore
+     * @param limit     its permits
+     * @param used      permits held, fleet-wide
+     * @param available permits free
+     * @param holders   the leases, across all JVMs
+     * @param waiters   the callers waiting, in the order they will be served
+     */
+    public record SemaphoreDescriptor(String name, int limit, int used, int available, List<HolderDescriptor> holders,
+                                      List<WaiterDescriptor> waiters) implements OperationResponseBody {
+
+        static SemaphoreDescriptor of(SemaphoreState state) {
+            return new SemaphoreDescriptor(state.name(), state.limit(), state.used(), state.available(),
+                    state.holders().stream().map(HolderDescriptor::of).toList(),
+                    state.waiters().stream().map(WaiterDescriptor::of).toList());
+        }
+    }
+
+    /**
+     * One lease.
+     *
+     * @param permitId       its id, to force its release
+     * @param count          permits it holds
+     * @param fencingToken   its fencing token
+     * @param owner          host/pid/thread that holds it
+     * @param leaseRemaining time until it ends unless renewed, ISO-8601 (e.g. {@code PT28.5S})
+     */
+    public record HolderDescriptor(String permitId, int count, long fencingToken, String owner,
+                                   String leaseRemaining) {
+
+        static HolderDescriptor of(SemaphoreState.Holder holder) {
+            return new HolderDescriptor(holder.permitId(), holder.count(), holder.fencingToken(), holder.owner(),
+                    holder.leaseRemaining().toString());
+        }
+    }
+
+    /**
+     * One waiting caller.
+     *
+     * @param waiterId id its permit will have
+     * @param count    permits it waits for
+     * @param owner    host/pid/thread that waits
+     */
+    public record WaiterDescriptor(String waiterId, int count, String owner) {
+
+        static WaiterDescriptor of(SemaphoreState.Waiter waiter) {
+            return new WaiterDescriptor(waiter.waiterId(), waiter.count(), waiter.owner());
+        }
+    }
+
+    /**
+     * The outcome of a forced release.
+     *
+     * @param name     the semaphore
+     * @param permitId the lease
+     * @param released whether it was held until now
+     */
+    public record ReleaseDescriptor(String name, String permitId, boolean released) implements OperationResponseBody {
+    }
+}

@@ -1,0 +1,36 @@
+package io.github.redissemaphore.aspect;
+
+import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreRejectedException;
+
+import java.time.Duration;
+
+/**
+ * One call of a guarded method: the semaphore it needs, how much of it and for how long to wait,
+ * and how to go on (the method) or give up (the fallback, else the rejection).
+ */
+record SemaphoreCall(RedisSemaphore semaphore, int permits, Duration waitTime, Invocation invocation,
+                     FallbackMethod fallback, Object target, Object[] args) {
+
+    /** Runs the guarded method. */
+    Object proceed() throws Throwable {
+        return invocation.proceed();
+    }
+
+    /** @return a rejection for this call, to throw or hand to the fallback */
+    SemaphoreRejectedException rejection() {
+        return new SemaphoreRejectedException(semaphore.name(), permits, waitTime);
+    }
+
+    /**
+     * No permit came: the fallback's result, if there is a fallback.
+     *
+     * @throws SemaphoreRejectedException when there is none
+     */
+    Object rejected(SemaphoreRejectedException rejection) throws Throwable {
+        if (fallback == null) {
+            throw rejection;
+        }
+        return fallback.invoke(target, args, rejection);
+    }
+}

@@ -1,0 +1,63 @@
+package io.github.redissemaphore.aspect;
+
+import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreSettings;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.Expression;
+
+/**
+ * What {@code @DistributedSemaphore} asks of one method, resolved once: the semaphore name
+ * (placeholders resolved), the parsed key expression, the settings, permits and wait, the
+ * fallback, and the guard that suits the method's return type.
+ */
+final class SemaphoreOperation {
+
+    private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
+
+    private final Method method;
+    private final String name;
+    private final Expression key;
+    private final SemaphoreSettings settings;
+    private final int permits;
+    private final Duration waitTime;
+    private final FallbackMethod fallback;
+    private final ResultGuard guard;
+
+    SemaphoreOperation(Method method, String name, Expression key, SemaphoreSettings settings, int permits,
+                       Duration waitTime, FallbackMethod fallback, ResultGuard guard) {
+        this.method = method;
+        this.name = name;
+        this.key = key;
+        this.settings = settings;
+        this.permits = permits;
+        this.waitTime = waitTime;
+        this.fallback = fallback;
+        this.guard = guard;
+    }
+
+    /** Runs one call of the method under this operation's semaphore. */
+    Object invoke(SemaphoreRegistry registry, Object target, Object[] args, Invocation invocation) throws Throwable {
+        RedisSemaphore semaphore = registry.semaphore(semaphoreName(args), settings);
+        return guard.guard(new SemaphoreCall(semaphore, permits, waitTime, invocation, fallback, target, args));
+    }
+
+    /** @return {@code value}, or {@code value:key} with the key evaluated over the arguments */
+    String semaphoreName(Object[] args) {
+        if (key == null) {
+            return name;
+        }
+        Object value = key.getValue(new MethodBasedEvaluationContext(null, method, args, PARAMETER_NAMES));
+        if (value == null) {
+            throw new IllegalArgumentException("key '" + key.getExpressionString() + "' of @DistributedSemaphore on "
+                    + SemaphoreOperations.describe(method) + " evaluated to null");
+        }
+        return name + ":" + value;
+    }
+}

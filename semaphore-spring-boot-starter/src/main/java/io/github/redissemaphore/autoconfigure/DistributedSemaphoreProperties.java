@@ -1,0 +1,130 @@
+package io.github.redissemaphore.autoconfigure;
+
+import io.github.redissemaphore.core.SemaphoreSettings;
+
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import jakarta.validation.Valid;
+import org.hibernate.validator.constraints.Range;
+import org.hibernate.validator.constraints.time.DurationMax;
+import org.hibernate.validator.constraints.time.DurationMin;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.core.Ordered;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Configuration of the distributed semaphores, under {@code distributed-semaphore}. Every value
+ * is checked when the application starts: a value out of range stops it with a message naming
+ * the property and the allowed range. (The parameter descriptions below become the configuration
+ * metadata that IDEs show, hence their style.)
+ *
+ * @param enabled         Whether to auto-configure the semaphore registry, the
+ *                        DistributedSemaphore aspect, the metrics and the endpoint.
+ * @param keyPrefix       Prefix of every Redis key and channel the semaphores use. 1 to 200
+ *                        characters without '{', '}', whitespace or control characters.
+ * @param defaults        Settings of every semaphore not listed under "semaphores".
+ * @param semaphores      Settings per semaphore name; each value left out is taken from
+ *                        "defaults". Names follow the rules of "key-prefix".
+ * @param aspectOrder     Order of the DistributedSemaphore advice among the other advice of a
+ *                        bean (lower is further outside). The default, LOWEST_PRECEDENCE - 1,
+ *                        puts it around Transactional and Cacheable advice (LOWEST_PRECEDENCE),
+ *                        so a permit is taken before a transaction opens and given back after it
+ *                        ends.
+ * @param waiterHeartbeat How long a waiting caller stays queued without a heartbeat from its JVM,
+ *                        so that a crashed JVM stops blocking the queue after it. 1s to 1h, and
+ *                        at least twice "waiter-tick".
+ * @param waiterTick      How often a JVM with waiting callers refreshes their heartbeats and
+ *                        catches grants whose message was lost. 50ms to 1h.
+ */
+@ConfigurationProperties("distributed-semaphore")
+@Validated
+public record DistributedSemaphoreProperties(
+        @DefaultValue("true") boolean enabled,
+        @DefaultValue("semaphore") @SemaphoreName String keyPrefix,
+        @DefaultValue @Valid Defaults defaults,
+        Map<@SemaphoreName String, @Valid Semaphore> semaphores,
+        @DefaultValue("" + (Ordered.LOWEST_PRECEDENCE - 1)) int aspectOrder,
+        @DefaultValue("5s") @DurationMin(seconds = 1, message = BETWEEN_1S_AND_1H)
+        @DurationMax(hours = 1, message = BETWEEN_1S_AND_1H) Duration waiterHeartbeat,
+        @DefaultValue("1s") @DurationMin(millis = 50, message = BETWEEN_50MS_AND_1H)
+        @DurationMax(hours = 1, message = BETWEEN_50MS_AND_1H) Duration waiterTick) {
+
+    // One message per range, so whichever end is crossed, the message names both.
+    private static final String LEASE_RANGE = "must be between 100ms and 24h";
+    private static final String WAIT_RANGE = "must be between 0 and 24h";
+    private static final String BETWEEN_1S_AND_1H = "must be between 1s and 1h";
+    private static final String BETWEEN_50MS_AND_1H = "must be between 50ms and 1h";
+
+    public DistributedSemaphoreProperties {
+        semaphores = semaphores == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
+    }
+
+    /** @return the settings of every semaphore configured by name, gaps filled from the defaults */
+    public Map<String, SemaphoreSettings> configuredSettings() {
+        SemaphoreSettings fallback = defaults.toSettings();
+        Map<String, SemaphoreSettings> settings = new LinkedHashMap<>();
+        semaphores.forEach((name, semaphore) -> settings.put(name, semaphore.toSettings(fallback)));
+        return settings;
+    }
+
+    /**
+     * Settings of every semaphore not configured by name.
+     *
+     * @param permits   How many permits a semaphore has, fleet-wide. 1 to 1000000.
+     * @param leaseTime How long a permit lives without renewal: a crashed holder's permit comes
+     *                  back after it. 100ms to 24h.
+     * @param waitTime  How long a caller waits for a permit before it is rejected. 0 (never wait)
+     *                  to 24h.
+     * @param fair      Whether callers are served strictly in arrival order. When false, a caller
+     *                  takes a free permit even while others wait: more throughput, no order.
+     * @param autoRenew Whether held permits are renewed every lease-time/3 for as long as they are
+     *                  held.
+     */
+    public record Defaults(
+            @DefaultValue("1") @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) int permits,
+            @DefaultValue("30s") @DurationMin(millis = 100, message = LEASE_RANGE)
+            @DurationMax(hours = 24, message = LEASE_RANGE) Duration leaseTime,
+            @DefaultValue("0s") @DurationMin(millis = 0, message = WAIT_RANGE)
+            @DurationMax(hours = 24, message = WAIT_RANGE) Duration waitTime,
+            @DefaultValue("true") boolean fair,
+            @DefaultValue("true") boolean autoRenew) {
+
+        /** @return these values as core settings */
+        public SemaphoreSettings toSettings() {
+            return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew);
+        }
+    }
+
+    /**
+     * Settings of one semaphore; each value left out is taken from the defaults.
+     *
+     * @param permits   How many permits the semaphore has, fleet-wide. 1 to 1000000.
+     * @param leaseTime How long a permit lives without renewal. 100ms to 24h.
+     * @param waitTime  How long a caller waits for a permit before it is rejected. 0 to 24h.
+     * @param fair      Whether callers are served strictly in arrival order.
+     * @param autoRenew Whether held permits are renewed for as long as they are held.
+     */
+    public record Semaphore(
+            @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer permits,
+            @DurationMin(millis = 100, message = LEASE_RANGE) @DurationMax(hours = 24, message = LEASE_RANGE)
+            Duration leaseTime,
+            @DurationMin(millis = 0, message = WAIT_RANGE) @DurationMax(hours = 24, message = WAIT_RANGE)
+            Duration waitTime,
+            Boolean fair,
+            Boolean autoRenew) {
+
+        /** @return the settings of this semaphore, values left out taken from {@code defaults} */
+        public SemaphoreSettings toSettings(SemaphoreSettings defaults) {
+            return new SemaphoreSettings(
+                    permits != null ? permits : defaults.permits(),
+                    leaseTime != null ? leaseTime : defaults.leaseTime(),
+                    waitTime != null ? waitTime : defaults.waitTime(),
+                    fair != null ? fair : defaults.fair(),
+                    autoRenew != null ? autoRenew : defaults.autoRenew());
+        }
+    }
+}

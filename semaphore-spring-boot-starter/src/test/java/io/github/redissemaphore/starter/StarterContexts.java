@@ -1,0 +1,34 @@
+package io.github.redissemaphore.starter;
+
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreEndpointAutoConfiguration;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreMetricsAutoConfiguration;
+import io.github.redissemaphore.test.RedisServer;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * Application contexts as an application with the starter gets them: Boot's Redis and AOP
+ * auto-configuration plus ours, on a real Redis. Each runner is one "application": run it twice
+ * for two instances sharing the Redis.
+ */
+public final class StarterContexts {
+
+    private StarterContexts() {
+    }
+
+    /** @return a runner whose contexts use {@code server}, with quick waiter ticks for tests */
+    public static ApplicationContextRunner on(RedisServer server) {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, AopAutoConfiguration.class,
+                        DistributedSemaphoreAutoConfiguration.class,
+                        DistributedSemaphoreMetricsAutoConfiguration.class,
+                        DistributedSemaphoreEndpointAutoConfiguration.class))
+                .withPropertyValues("spring.data.redis.url=" + server.uri(),
+                        "distributed-semaphore.waiter-tick=200ms",
+                        "distributed-semaphore.waiter-heartbeat=2s");
+    }
+}
