@@ -28,6 +28,11 @@ record ClusterTarget(RedisCluster cluster) implements RedisTarget {
     }
 
     @Override
+    public java.util.Map<String, Long> commandCalls() {
+        return cluster.commandCalls();
+    }
+
+    @Override
     public List<CommandMonitor> monitors() throws IOException {
         List<CommandMonitor> monitors = new ArrayList<>();
         for (RedisServer node : cluster.nodes()) {

@@ -212,6 +212,14 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
         RedisSemaphore semaphore = newRegistry().semaphore(name, THREE);
         semaphore.tryAcquire().orElseThrow().release(); // loads the script once
 
+        // INFO commandstats: one EVALSHA per operation...
+        long evalshaBefore = target().commandCalls().getOrDefault("evalsha", 0L);
+        for (int i = 0; i < 10; i++) {
+            semaphore.tryAcquire().orElseThrow().release();
+        }
+        assertThat(target().commandCalls().getOrDefault("evalsha", 0L) - evalshaBefore).isEqualTo(20);
+
+        // ...and MONITOR, which tells a client's own commands from those its scripts run: nothing else.
         List<CommandMonitor> monitors = target().monitors();
         try {
             Permit[] permit = new Permit[1];

@@ -19,6 +19,9 @@ interface RedisTarget {
     /** @return PTTL of the key, asked of the node that has it */
     long pttl(String key);
 
+    /** @return INFO commandstats calls per command, summed over the masters */
+    java.util.Map<String, Long> commandCalls();
+
     /** @return one monitor per master, to count what clients send */
     List<CommandMonitor> monitors() throws IOException;
 

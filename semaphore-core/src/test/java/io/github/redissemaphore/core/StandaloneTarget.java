@@ -26,6 +26,11 @@ record StandaloneTarget(RedisServer server) implements RedisTarget {
     }
 
     @Override
+    public java.util.Map<String, Long> commandCalls() {
+        return server.commandCalls();
+    }
+
+    @Override
     public List<CommandMonitor> monitors() throws IOException {
         return List.of(new CommandMonitor(server.host(), server.port()));
     }

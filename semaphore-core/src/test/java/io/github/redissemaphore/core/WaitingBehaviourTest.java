@@ -165,10 +165,33 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
     }
 
     @Test
-    void theInboxSubscriptionComesBackAfterItsConnectionIsKilled() throws Exception {
+    void aWaiterIsServedWithinATickWhileItsInboxConnectionIsKilledAndTheSubscriptionComesBack()
+            throws Exception {
+        RedisSemaphore holderJvm = newRegistry().semaphore(name);
+        RedisSemaphore waiterJvm = newRegistry(builder -> builder.waiterTick(Duration.ofMillis(500))
+                .waiterHeartbeat(Duration.ofSeconds(5))).semaphore(name);
+        Permit held = holderJvm.tryAcquire().orElseThrow();
+        CompletableFuture<Permit> waiter = waiterJvm.acquireAsync(1, Duration.ofSeconds(30));
+        await().until(() -> holderJvm.state().waiters().size() == 1);
+
+        // The grant is published while the inbox connections are down or reconnecting.
+        assertThat(server.killPubSubClients()).isGreaterThanOrEqualTo(2);
+        held.release();
+        long released = System.nanoTime();
+
+        Permit permit = waiter.get(5, TimeUnit.SECONDS);
+        // Through the inbox if it was back in time, else through the next 500 ms tick: never stranded.
+        assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofMillis(2500));
+        await().atMost(Duration.ofSeconds(10)).until(() -> RedisOutageTest.inboxSubscriptions(server) >= 2);
+        permit.release();
+    }
+
+    @Test
+    void afterItsConnectionIsKilledTheInboxHandsOffAgain() throws Exception {
         RedisSemaphore holderJvm = newRegistry().semaphore(name);
         RedisSemaphore waiterJvm = newRegistry(builder -> builder.waiterTick(Duration.ofSeconds(5))
                 .waiterHeartbeat(Duration.ofSeconds(30))).semaphore(name);
+
         assertThat(server.killPubSubClients()).isGreaterThanOrEqualTo(2);
         await().atMost(Duration.ofSeconds(10)).until(() -> RedisOutageTest.inboxSubscriptions(server) >= 2);
 
