@@ -9,6 +9,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -71,6 +73,33 @@ class GuaranteesTest {
             assertThat(first.isHeld()).isFalse();
             assertThat(second.isHeld()).isTrue();
             second.release();
+        }
+    }
+
+    @Test
+    void aGrantAcknowledgedWithWaitSurvivesAFailoverToTheReplica(@Dedicated RedisServer master,
+                                                                @Dedicated RedisServer replica) throws Exception {
+        SemaphoreSettings one = SemaphoreSettings.DEFAULTS;
+        command(replica, "REPLICAOF", master.host(), String.valueOf(master.port()));
+        await().atMost(Duration.ofSeconds(15)).until(() -> replica.info("replication").contains("master_link_status:up"));
+        LettuceConnectionFactory masterFactory = master.connectionFactory();
+        try (SemaphoreRegistry oldSide = SemaphoreRegistry.builder(masterFactory).build();
+             SemaphoreRegistry newSide = SemaphoreRegistry.builder(replica.connectionFactory()).build()) {
+            Permit first = oldSide.semaphore("waited", one).tryAcquire().orElseThrow();
+            // WAIT through the same connection factory: Spring Data Redis shares one native
+            // connection, so WAIT covers the write of the acquire that was just made on it.
+            try (LettuceConnection connection = (LettuceConnection) masterFactory.getConnection()) {
+                assertThat(connection.getNativeConnection().waitForReplication(1, 2000).get(5, TimeUnit.SECONDS))
+                        .isEqualTo(1);
+            }
+
+            command(replica, "REPLICAOF", "NO", "ONE");
+
+            // The promoted replica knows the lease: the limit of 1 holds across the failover.
+            RedisSemaphore promoted = newSide.semaphore("waited", one);
+            assertThat(promoted.tryAcquire()).isEmpty();
+            assertThat(promoted.state().holders()).singleElement()
+                    .satisfies(holder -> assertThat(holder.fencingToken()).isEqualTo(first.fencingToken()));
         }
     }
 
