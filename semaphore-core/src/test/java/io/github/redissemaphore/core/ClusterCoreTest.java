@@ -7,14 +7,7 @@ import io.github.redissemaphore.test.RedisTest;
 @RedisTest
 class ClusterCoreTest extends CoreSemaphoreContract {
 
-    private final RedisTarget target;
-
     ClusterCoreTest(RedisCluster cluster) {
-        this.target = new ClusterTarget(cluster);
-    }
-
-    @Override
-    protected RedisTarget target() {
-        return target;
+        super(new ClusterTarget(cluster));
     }
 }

@@ -7,14 +7,7 @@ import io.github.redissemaphore.test.RedisTest;
 @RedisTest
 class ClusterWaitingTest extends WaitingContract {
 
-    private final RedisTarget target;
-
     ClusterWaitingTest(RedisCluster cluster) {
-        this.target = new ClusterTarget(cluster);
-    }
-
-    @Override
-    protected RedisTarget target() {
-        return target;
+        super(new ClusterTarget(cluster));
     }
 }

@@ -16,6 +16,10 @@ import static org.awaitility.Awaitility.await;
  */
 abstract class CoreSemaphoreContract extends SemaphoreTestBase {
 
+    protected CoreSemaphoreContract(RedisTarget target) {
+        super(target);
+    }
+
     private static final SemaphoreSettings THREE = SemaphoreSettings.DEFAULTS.withPermits(3);
 
     @Test

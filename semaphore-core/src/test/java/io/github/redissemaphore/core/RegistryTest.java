@@ -15,15 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @RedisTest
 class RegistryTest extends SemaphoreTestBase {
 
-    private final RedisTarget target;
-
     RegistryTest(RedisServer server) {
-        this.target = new StandaloneTarget(server);
-    }
-
-    @Override
-    protected RedisTarget target() {
-        return target;
+        super(new StandaloneTarget(server));
     }
 
     @Test

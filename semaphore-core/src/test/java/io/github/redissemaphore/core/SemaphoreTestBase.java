@@ -18,9 +18,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 abstract class SemaphoreTestBase {
 
     private final List<SemaphoreRegistry> registries = new ArrayList<>();
+    private final RedisTarget target;
     protected String name;
 
-    protected abstract RedisTarget target();
+    protected SemaphoreTestBase(RedisTarget target) {
+        this.target = target;
+    }
+
+    /** @return the Redis this test runs on */
+    protected RedisTarget target() {
+        return target;
+    }
 
     @BeforeEach
     void nameAfterTest(TestInfo test) {

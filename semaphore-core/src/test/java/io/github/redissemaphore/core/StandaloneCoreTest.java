@@ -7,14 +7,7 @@ import io.github.redissemaphore.test.RedisTest;
 @RedisTest
 class StandaloneCoreTest extends CoreSemaphoreContract {
 
-    private final RedisTarget target;
-
     StandaloneCoreTest(RedisServer server) {
-        this.target = new StandaloneTarget(server);
-    }
-
-    @Override
-    protected RedisTarget target() {
-        return target;
+        super(new StandaloneTarget(server));
     }
 }

@@ -7,14 +7,7 @@ import io.github.redissemaphore.test.RedisTest;
 @RedisTest
 class StandaloneWaitingTest extends WaitingContract {
 
-    private final RedisTarget target;
-
     StandaloneWaitingTest(RedisServer server) {
-        this.target = new StandaloneTarget(server);
-    }
-
-    @Override
-    protected RedisTarget target() {
-        return target;
+        super(new StandaloneTarget(server));
     }
 }

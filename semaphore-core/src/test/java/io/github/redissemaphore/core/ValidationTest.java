@@ -17,15 +17,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 @RedisTest
 class ValidationTest extends SemaphoreTestBase {
 
-    private final RedisTarget target;
-
     ValidationTest(RedisServer server) {
-        this.target = new StandaloneTarget(server);
-    }
-
-    @Override
-    protected RedisTarget target() {
-        return target;
+        super(new StandaloneTarget(server));
     }
 
     @ParameterizedTest
@@ -49,7 +42,7 @@ class ValidationTest extends SemaphoreTestBase {
     @Test
     void badKeyPrefixIsRefused() {
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> SemaphoreRegistry.builder(target.newConnectionFactory()).keyPrefix("my prefix"))
+                .isThrownBy(() -> SemaphoreRegistry.builder(target().newConnectionFactory()).keyPrefix("my prefix"))
                 .withMessageStartingWith("keyPrefix must not contain");
     }
 
@@ -78,11 +71,11 @@ class ValidationTest extends SemaphoreTestBase {
     @Test
     void badBuilderDurationsAreRefused() {
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> SemaphoreRegistry.builder(target.newConnectionFactory())
+                .isThrownBy(() -> SemaphoreRegistry.builder(target().newConnectionFactory())
                         .waiterTick(Duration.ofMillis(10)).build())
                 .withMessageStartingWith("waiterTick must be between 50 ms and");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> SemaphoreRegistry.builder(target.newConnectionFactory())
+                .isThrownBy(() -> SemaphoreRegistry.builder(target().newConnectionFactory())
                         .waiterTick(Duration.ofSeconds(1)).waiterHeartbeat(Duration.ofMillis(1500)).build())
                 .withMessageStartingWith("waiterHeartbeat must be at least twice waiterTick");
     }
@@ -90,7 +83,7 @@ class ValidationTest extends SemaphoreTestBase {
     @Test
     void badCallArgumentsAreRefusedWithoutTouchingRedis() throws Exception {
         RedisSemaphore semaphore = newRegistry().semaphore(name, SemaphoreSettings.DEFAULTS.withPermits(3));
-        List<CommandMonitor> monitors = target.monitors();
+        List<CommandMonitor> monitors = target().monitors();
         try {
             List<String> sent = CommandMonitor.commandsDuring(monitors, () -> {
                 assertThatIllegalArgumentException().isThrownBy(() -> semaphore.tryAcquire(0, Duration.ZERO))
@@ -110,7 +103,7 @@ class ValidationTest extends SemaphoreTestBase {
                 monitor.close();
             }
         }
-        assertThat(target.keys("semaphore:{" + name + "}:*")).isEmpty();
+        assertThat(target().keys("semaphore:{" + name + "}:*")).isEmpty();
     }
 
     @Test

@@ -26,16 +26,10 @@ import static org.awaitility.Awaitility.await;
 class WaitingBehaviourTest extends SemaphoreTestBase {
 
     private final RedisServer server;
-    private final RedisTarget target;
 
     WaitingBehaviourTest(RedisServer server) {
+        super(new StandaloneTarget(server));
         this.server = server;
-        this.target = new StandaloneTarget(server);
-    }
-
-    @Override
-    protected RedisTarget target() {
-        return target;
     }
 
     @Test
@@ -213,7 +207,7 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
         }
         await().until(() -> semaphore.state().waiters().size() == 50);
 
-        List<CommandMonitor> monitors = target.monitors();
+        List<CommandMonitor> monitors = target().monitors();
         List<String> commands;
         try {
             commands = CommandMonitor.commandsDuring(monitors, () -> await().pollDelay(Duration.ofSeconds(3))

@@ -17,6 +17,10 @@ import static org.awaitility.Awaitility.await;
  */
 abstract class WaitingContract extends SemaphoreTestBase {
 
+    protected WaitingContract(RedisTarget target) {
+        super(target);
+    }
+
     private static final Duration LONG_WAIT = Duration.ofSeconds(30);
 
     @Test

@@ -1,24 +1,15 @@
 package io.github.redissemaphore.actuate;
 
-import io.github.redissemaphore.actuate.EndpointTestApplication.GuardedService;
-import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.starter.Gate;
 
 import java.net.http.HttpResponse;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import com.jayway.jsonpath.JsonPath;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,28 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
         "management.endpoints.web.exposure.include=semaphores",
         "management.endpoint.semaphores.access=unrestricted",
         "distributed-semaphore.key-prefix=endpoint-unrestricted"})
-class SemaphoresEndpointUnrestrictedWebTest {
-
-    @LocalServerPort
-    private int port;
-
-    @Autowired
-    private GuardedService service;
-
-    @Autowired
-    private SemaphoreRegistry registry;
-
-    private final ExecutorService callers = Executors.newCachedThreadPool();
-
-    @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry properties) {
-        EndpointTestApplication.redis(properties);
-    }
-
-    @AfterEach
-    void stopCallers() {
-        callers.shutdownNow();
-    }
+class SemaphoresEndpointUnrestrictedWebTest extends EndpointWebTestBase {
 
     @Test
     void deleteForcesTheReleaseOfAPermit() throws Exception {

@@ -1,27 +1,18 @@
 package io.github.redissemaphore.actuate;
 
-import io.github.redissemaphore.actuate.EndpointTestApplication.GuardedService;
-import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.starter.Gate;
 
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import com.jayway.jsonpath.DocumentContext;
 import com.jayway.jsonpath.JsonPath;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -31,28 +22,7 @@ import static org.awaitility.Awaitility.await;
         "management.endpoints.web.exposure.include=semaphores",
         "distributed-semaphore.key-prefix=endpoint-read-only",
         "distributed-semaphore.semaphores.configured.permits=4"})
-class SemaphoresEndpointWebTest {
-
-    @LocalServerPort
-    private int port;
-
-    @Autowired
-    private GuardedService service;
-
-    @Autowired
-    private SemaphoreRegistry registry;
-
-    private final ExecutorService callers = Executors.newCachedThreadPool();
-
-    @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry properties) {
-        EndpointTestApplication.redis(properties);
-    }
-
-    @AfterEach
-    void stopCallers() {
-        callers.shutdownNow();
-    }
+class SemaphoresEndpointWebTest extends EndpointWebTestBase {
 
     @Test
     void showsTheSemaphoresWithTheirHoldersAndWaitersWhileACallRuns() throws Exception {
