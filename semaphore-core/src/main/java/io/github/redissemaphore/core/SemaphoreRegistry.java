@@ -39,7 +39,11 @@ public interface SemaphoreRegistry extends AutoCloseable {
      */
     SemaphoreSettings settingsOf(String name);
 
-    /** @return the semaphores used in this JVM so far */
+    /**
+     * @return the semaphores used in this JVM so far; keyed ones ({@code "exports:acme"}) that
+     *         this JVM neither holds nor waits on are forgotten after a minute, so one semaphore
+     *         per tenant does not pile up (a reference kept to one still works)
+     */
     Collection<RedisSemaphore> semaphores();
 
     /** Cancels every wait, releases every held permit and stops the ticks. Idempotent. */

@@ -53,4 +53,33 @@ class RegistryTest extends SemaphoreTestBase {
         // The newest reply is the last release's: nothing held. An older figure arriving late is ignored.
         assertThat(lastUsed.get()).isZero();
     }
+
+    @Test
+    void idleKeyedSemaphoresAreForgottenAndAStaleReferenceStillWorks() {
+        SemaphoreRegistry registry = newRegistry(builder -> builder.configure("tenants:vip",
+                SemaphoreSettings.DEFAULTS.withPermits(2)));
+        registry.semaphore("plain").tryAcquire().orElseThrow().release();
+        registry.semaphore("tenants:vip").tryAcquire().orElseThrow().release();
+        RedisSemaphore stale = registry.semaphore("tenants:0");
+        for (int tenant = 0; tenant < 100; tenant++) {
+            registry.semaphore("tenants:" + tenant).tryAcquire().orElseThrow().release();
+        }
+        Permit busy = registry.semaphore("tenants:busy").tryAcquire().orElseThrow();
+
+        ((io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry) registry).evictIdleKeyed();
+
+        // Plain and configured names stay, and so does a keyed one this JVM holds.
+        assertThat(registry.semaphores()).extracting(RedisSemaphore::name)
+                .containsExactlyInAnyOrder("plain", "tenants:vip", "tenants:busy");
+        Permit viaStale = stale.tryAcquire().orElseThrow();
+        assertThat(registry.semaphore("tenants:0")).isNotSameAs(stale);
+        assertThat(registry.semaphore("tenants:0").tryAcquire()).isEmpty();
+
+        // The permit taken through the stale reference is the live semaphore's: shutdown gives it back.
+        registry.close();
+        assertThat(viaStale.isHeld()).isFalse();
+        assertThat(busy.isHeld()).isFalse();
+        RedisSemaphore observer = newRegistry().semaphore("tenants:0");
+        assertThat(observer.state().used()).isZero();
+    }
 }

@@ -48,6 +48,10 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private final RenewalTick tick;
     private volatile boolean renewalFailing;
     private long lastReportedMicros;
+    /** Guards retirement against acquisitions starting at the same moment; see {@link #retireIfIdle()}. */
+    private final Object lifecycle = new Object();
+    private int starting;
+    private boolean retired;
 
     DefaultRedisSemaphore(DefaultSemaphoreRegistry registry, String name, SemaphoreSettings settings) {
         this.registry = registry;
@@ -112,6 +116,40 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private PendingAcquisition start(int permits, Duration maxWait) {
         settings.checkRequest(permits);
         SemaphoreSettings.checkWait("maxWait", maxWait);
+        synchronized (lifecycle) {
+            if (retired) {
+                // Dropped from the registry while idle: a caller still holding this object is
+                // served by the registry's live semaphore of the same name, which shutdown covers.
+                return registry.live(this).start(permits, maxWait);
+            }
+            starting++;
+        }
+        try {
+            return begin(permits, maxWait);
+        } finally {
+            synchronized (lifecycle) {
+                starting--;
+            }
+        }
+    }
+
+    /**
+     * Retires this semaphore if this JVM neither holds nor waits on it, nor is starting to: it
+     * will never hold anything again (new acquisitions go to a live one), so the registry may
+     * forget it.
+     */
+    boolean retireIfIdle() {
+        synchronized (lifecycle) {
+            if (starting > 0 || !held.isEmpty() || !waiting.isEmpty()) {
+                return false;
+            }
+            retired = true;
+        }
+        tick.stop();
+        return true;
+    }
+
+    private PendingAcquisition begin(int permits, Duration maxWait) {
         registry.checkOpen();
         PendingAcquisition pending = new PendingAcquisition(Ids.permitId(), permits, maxWait, System.nanoTime());
         pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
@@ -222,10 +260,11 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     }
 
     private void grant(PendingAcquisition pending, long token, long leaseStartNanos) {
-        forget(pending);
         DefaultPermit permit = new DefaultPermit(this, pending.id, pending.count, token,
                 leaseStartNanos + settings.leaseTime().toNanos());
+        // Held before it stops waiting, so the semaphore never looks idle in between.
         held.put(permit.id(), permit);
+        forget(pending);
         registry.listeners().permitHeld(permit);
         tick.wake();
         if (!pending.future.complete(permit)) {

@@ -11,10 +11,12 @@ import io.github.redissemaphore.core.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.redis.SemaphoreScripts;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -31,6 +33,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
 
     /** Stops after the web server's graceful shutdown and stop (DEFAULT_PHASE - 1024/-2048), before Redis (0). */
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
+    /** How often idle keyed semaphores are forgotten. */
+    static final Duration EVICTION_PERIOD = Duration.ofMinutes(1);
 
     private final String keyPrefix;
     private final SemaphoreSettings defaults;
@@ -48,6 +52,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final Map<String, DefaultRedisSemaphore> waiters = new ConcurrentHashMap<>();
     private volatile boolean running;
     private volatile boolean closed;
+    private ScheduledFuture<?> eviction;
 
     public DefaultSemaphoreRegistry(RedisConnectionFactory connectionFactory, String keyPrefix,
                                     SemaphoreSettings defaults, Map<String, SemaphoreSettings> configured,
@@ -116,6 +121,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     public synchronized void start() {
         if (!running && !closed) {
             inbox.start();
+            eviction = scheduler.scheduleWithFixedDelay(this::evictIdleKeyed, Instant.now().plus(EVICTION_PERIOD),
+                    EVICTION_PERIOD);
             running = true;
         }
     }
@@ -141,12 +148,33 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             return;
         }
         closed = true;
+        if (eviction != null) {
+            eviction.cancel(false);
+        }
         semaphores.values().forEach(DefaultRedisSemaphore::shutdown);
         inbox.stop();
         if (ownScheduler != null) {
             ownScheduler.shutdown();
         }
         running = false;
+    }
+
+    /**
+     * Forgets keyed semaphores ({@code "exports:acme"}, not configured by that exact name) that
+     * this JVM neither holds nor waits on, so one semaphore per tenant does not pile up. Run every
+     * {@link #EVICTION_PERIOD}; a stale reference to a forgotten one keeps working.
+     */
+    public void evictIdleKeyed() {
+        semaphores.forEach((name, semaphore) -> {
+            if (name.indexOf(':') > 0 && !configured.containsKey(name) && semaphore.retireIfIdle()) {
+                semaphores.remove(name, semaphore);
+            }
+        });
+    }
+
+    /** @return the semaphore the registry holds now for the name of a retired one */
+    DefaultRedisSemaphore live(DefaultRedisSemaphore retired) {
+        return (DefaultRedisSemaphore) semaphore(retired.name(), retired.settings());
     }
 
     void checkOpen() {
