@@ -11,6 +11,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -54,6 +55,12 @@ final class ConnectionFactories {
                 .build();
         return track(new LettuceConnectionFactory(new RedisClusterConfiguration(nodes),
                 clientConfiguration(options, commandTimeout)));
+    }
+
+    /** @return a new started factory that finds the master through Sentinel */
+    LettuceConnectionFactory sentinel(RedisSentinelConfiguration configuration, Duration commandTimeout) {
+        ClientOptions options = ClientOptions.builder().socketOptions(socketOptions()).build();
+        return track(new LettuceConnectionFactory(configuration, clientConfiguration(options, commandTimeout)));
     }
 
     private static SocketOptions socketOptions() {

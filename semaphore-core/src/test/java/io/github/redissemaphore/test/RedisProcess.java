@@ -39,6 +39,8 @@ final class RedisProcess implements AutoCloseable {
     private final RedisBinary binary;
     private final int port;
     private final List<String> extraArguments;
+    /** Before every other argument: a Sentinel's config file, which Redis insists comes first. */
+    private final List<String> leadingArguments = new ArrayList<>();
     private final Path directory;
     private final Path log;
     private Process process;
@@ -60,6 +62,11 @@ final class RedisProcess implements AutoCloseable {
      * @param extraArguments arguments after the common ones, given the chosen port
      */
     static RedisProcess start(RedisBinary binary, IntSupplier ports, IntFunction<List<String>> extraArguments) {
+        return start(binary, ports, extraArguments, process -> { });
+    }
+
+    private static RedisProcess start(RedisBinary binary, IntSupplier ports, IntFunction<List<String>> extraArguments,
+                                      java.util.function.Consumer<RedisProcess> prepare) {
         PortTakenException lastCollision = null;
         for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
             int port = ports.getAsInt();
@@ -70,6 +77,7 @@ final class RedisProcess implements AutoCloseable {
                 throw new UncheckedIOException("cannot create a temp directory for redis-server", e);
             }
             try {
+                prepare.accept(redis);
                 redis.start();
                 return redis;
             } catch (PortTakenException e) {
@@ -85,6 +93,26 @@ final class RedisProcess implements AutoCloseable {
                 lastCollision);
     }
 
+    /**
+     * Starts a Redis Sentinel (the same binary with {@code --sentinel}) that monitors the master
+     * on {@code masterPort} as {@code masterName}, with quorum 1 and a 1 s down-after, so a
+     * failover takes a second or two.
+     */
+    static RedisProcess startSentinel(RedisBinary binary, String masterName, int masterPort) {
+        return start(binary, FreePorts::find, port -> List.of("--sentinel"), sentinel -> {
+            Path config = sentinel.directory.resolve("sentinel.conf");
+            try {
+                Files.writeString(config, String.join("\n",
+                        "sentinel monitor " + masterName + " " + HOST + " " + masterPort + " 1",
+                        "sentinel down-after-milliseconds " + masterName + " 1000",
+                        "sentinel failover-timeout " + masterName + " 5000", ""));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write a Sentinel config", e);
+            }
+            sentinel.leadingArguments.add(config.toString());
+        });
+    }
+
     /** @return a process on a free port, with no extra arguments */
     static RedisProcess start(RedisBinary binary) {
         return start(binary, FreePorts::find, port -> List.of());
@@ -98,7 +126,9 @@ final class RedisProcess implements AutoCloseable {
         if (isRunning()) {
             return;
         }
-        List<String> command = new ArrayList<>(List.of(binary.executable().toString(),
+        List<String> command = new ArrayList<>(List.of(binary.executable().toString()));
+        command.addAll(leadingArguments);
+        command.addAll(List.of(
                 "--port", String.valueOf(port),
                 "--bind", HOST,
                 "--protected-mode", "no",
