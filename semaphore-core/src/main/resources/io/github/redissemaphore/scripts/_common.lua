@@ -1,20 +1,56 @@
 -- Shared by every semaphore script: SemaphoreScripts prepends this file to each of them.
 -- KEYS (all with the hash tag {name}, so one cluster slot):
 --   1 holders        ZSET permit id -> lease deadline (server ms)
---   2 state          HASH seq (tickets and fencing tokens), used (permits held), limit (last seen)
+--   2 state          HASH used (permits held), seq (tickets and fencing tokens), expires (server ms
+--                         at which every key of the semaphore expires), limit (last limit seen)
 --   3 queue          ZSET waiter id -> ticket (arrival order)
 --   4 queue-deadline ZSET waiter id -> heartbeat deadline (server ms)
---   5 info           HASH id -> "count token leaseMs inbox owner"
+--   5 info           HASH id -> "count lease claim token inbox owner" (lease and claim in ms; token 0
+--                         while it waits)
 -- ARGV[1]: the limit (permits) the caller is configured with; the rest is the script's own.
--- Every script returns a table that starts with used, limit, waiters (the figures for gauges) and
--- the server time in microseconds (so a client can tell the newest figures), then its own entries.
+-- Every script returns a table that starts with used, limit, waiters, the server time in
+-- microseconds (so a client can tell the newest figures) and the ms until the earliest lease ends
+-- (-1: no lease; a lower bound, so a client that waits can call again then), then its own entries.
+--
+-- Invariants, true after every call whatever happened between calls:
+--   I1 used = the sum of the counts of the holders (a holder whose info is missing, which only a
+--      hand outside the scripts can cause, is counted as 1 and repaired on sight);
+--   I2 every holder and every waiter has its info entry; no id is both a holder and a waiter;
+--      queue and queue-deadline hold the same ids;
+--   I3 a grant never takes used above the limit of the call that makes it, and waiters are granted
+--      strictly in ticket order (nobody overtakes the head);
+--   I4 every key has a TTL past every deadline it holds, so an idle semaphore leaves nothing behind.
+-- Each script checks its arguments before its first write, and every write below keeps I1..I4 for
+-- any id a client can send (unknown, expired, released, granted or cancelled), so no script can
+-- fail half-way (Redis does not roll back a script that errors).
 
 local HOLDERS, STATE, QUEUE, QUEUE_DEADLINE, INFO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local LIMIT = tonumber(ARGV[1])
+
+-- Argument checks, before any write: a bad value is an error reply, and nothing has changed.
+local function argNumber(index, min, max)
+  local value = tonumber(ARGV[index])
+  if not value or value ~= math.floor(value) or value < min or value > max then
+    error({ err = 'ERR semaphore script: ARGV[' .. index .. '] must be an integer between ' .. min
+        .. ' and ' .. max .. ', but was ' .. tostring(ARGV[index]) })
+  end
+  return value
+end
+
+local function argId(index)
+  local id = ARGV[index]
+  if not id or #id == 0 or #id > 200 or string.find(id, '%s') then
+    error({ err = 'ERR semaphore script: ARGV[' .. index .. '] must be an id of 1..200 characters'
+        .. ' without whitespace' })
+  end
+  return id
+end
+
+local LIMIT = argNumber(1, 1, 1000000)
 -- Bounds the work one call does on behalf of others, so no call is ever slow.
 local PURGE_BATCH = 100
 local GRANT_BATCH = 1000
--- Keys outlive the last lease or heartbeat by this much, then an idle semaphore is gone.
+-- Keys outlive the last lease or heartbeat by at least this much. When a deadline reaches past
+-- that, every key's expiry moves out to twice the new horizon, so most calls set no TTL at all.
 local KEY_MARGIN_MS = 5000
 
 -- Server time only: clients' clocks never matter.
@@ -22,114 +58,222 @@ local clock = redis.call('TIME')
 local NOW_MS = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local NOW_US = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 
--- A state key that outlived its holders (it expires last) must not carry a stale count.
-local USED = 0
-if redis.call('EXISTS', HOLDERS) == 1 then
-  USED = tonumber(redis.call('HGET', STATE, 'used') or '0')
+local state = redis.call('HMGET', STATE, 'used', 'seq', 'expires', 'limit')
+local USED = tonumber(state[1]) or 0
+local SEQ = tonumber(state[2]) or 0
+local EXPIRES = tonumber(state[3]) or 0
+local LAST_LIMIT = tonumber(state[4])
+local SEQ_CHANGED = false
+local WAITERS = redis.call('ZCARD', QUEUE)
+-- Earliest lease deadline, kept as a lower bound while the script runs (nil: no holder).
+local EARLIEST = tonumber(redis.call('ZRANGE', HOLDERS, 0, 0, 'WITHSCORES')[2])
+-- Latest deadline this call wrote, and keys this call created (they start without a TTL).
+local HORIZON = NOW_MS
+local CREATED = {}
+-- I1 self-check: no holder, nothing used (a state key may outlive its holders).
+if not EARLIEST then
+  USED = 0
 end
 
-local function readInfo(id)
-  local value = redis.call('HGET', INFO, id)
+local function parseInfo(value)
   if not value then
     return nil
   end
-  local count, token, lease, inbox, owner = string.match(value, '^(%d+) (%d+) (%d+) (%S+) (.*)$')
-  return { count = tonumber(count), token = tonumber(token), lease = tonumber(lease), inbox = inbox, owner = owner }
+  local count, lease, claim, token, inbox, owner =
+      string.match(value, '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
+  if not count then
+    return nil
+  end
+  return { count = tonumber(count), lease = tonumber(lease), claim = tonumber(claim), token = token,
+           inbox = inbox, owner = owner }
+end
+
+local function readInfo(id)
+  return parseInfo(redis.call('HGET', INFO, id))
 end
 
 local function writeInfo(id, r)
-  redis.call('HSET', INFO, id, string.format('%d %.0f %d %s %s', r.count, r.token, r.lease, r.inbox, r.owner))
+  if USED == 0 and WAITERS == 0 then
+    CREATED[INFO] = true
+  end
+  redis.call('HSET', INFO, id, r.count .. ' ' .. r.lease .. ' ' .. r.claim .. ' ' .. r.token .. ' '
+      .. r.inbox .. ' ' .. r.owner)
+end
+
+local function deadline(ms)
+  local at = NOW_MS + ms
+  if at > HORIZON then
+    HORIZON = at
+  end
+  return at
+end
+
+-- I1 repair: recounts used from the holders, a missing count taken as 1. Runs only when a holder
+-- without info was seen, or when state lists every holder anyway.
+local function recount()
+  local ids = redis.call('ZRANGE', HOLDERS, 0, -1)
+  local used = 0
+  for i = 1, #ids, 500 do
+    local chunk = { unpack(ids, i, math.min(i + 499, #ids)) }
+    for _, value in ipairs(redis.call('HMGET', INFO, unpack(chunk))) do
+      local r = parseInfo(value)
+      used = used + (r and r.count or 1)
+    end
+  end
+  USED = used
 end
 
 -- Tickets and fencing tokens: strictly increasing, and never below the server clock in
 -- microseconds, so they keep increasing after the state key expired.
 local function nextSeq()
-  local seq = math.max(tonumber(redis.call('HGET', STATE, 'seq') or '0') + 1, NOW_US)
-  redis.call('HSET', STATE, 'seq', string.format('%.0f', seq))
-  return seq
+  SEQ = math.max(SEQ + 1, NOW_US)
+  SEQ_CHANGED = true
+  return string.format('%.0f', SEQ)
 end
 
-local function hold(id, r)
-  r.token = nextSeq()
-  redis.call('ZADD', HOLDERS, NOW_MS + r.lease, id)
-  writeInfo(id, r)
-  USED = USED + r.count
-  return r.token
-end
-
-local function dropHolder(id)
-  if redis.call('ZREM', HOLDERS, id) == 0 then
+-- Makes id a holder of r.count permits for ms; false (and nothing changed) when it holds already.
+local function hold(id, r, ms)
+  local at = deadline(ms)
+  if USED == 0 then
+    CREATED[HOLDERS] = true
+  end
+  if redis.call('ZADD', HOLDERS, 'NX', at, id) == 0 then
     return false
   end
-  local r = readInfo(id)
-  if r then
-    USED = math.max(USED - r.count, 0)
+  r.token = nextSeq()
+  writeInfo(id, r)
+  USED = USED + r.count
+  if not EARLIEST or at < EARLIEST then
+    EARLIEST = at
   end
-  redis.call('HDEL', INFO, id)
   return true
 end
 
-local function dropWaiter(id)
-  local removed = redis.call('ZREM', QUEUE, id)
-  redis.call('ZREM', QUEUE_DEADLINE, id)
+-- Ends holder id whose info is r (read by the caller); false when it held nothing.
+local function dropHolder(id, r)
+  if redis.call('ZREM', HOLDERS, id) == 0 then
+    return false
+  end
   redis.call('HDEL', INFO, id)
-  return removed == 1
+  if r then
+    USED = math.max(USED - r.count, 0)
+  else
+    recount()
+  end
+  return true
+end
+
+-- Takes ids out of the queue (and their info); returns how many were waiters.
+local function dropWaiters(ids)
+  local removed = redis.call('ZREM', QUEUE, unpack(ids))
+  if removed > 0 then
+    redis.call('ZREM', QUEUE_DEADLINE, unpack(ids))
+    redis.call('HDEL', INFO, unpack(ids))
+    WAITERS = WAITERS - removed
+  end
+  return removed
+end
+
+-- Sets holder id's deadline to ms from now (the owner renews or confirms a claim); id holds.
+local function extend(id, ms)
+  redis.call('ZADD', HOLDERS, 'XX', deadline(ms), id)
 end
 
 -- Expired leases give their permits back; waiters whose JVM stopped heartbeating leave the queue.
+-- Skipped (one read above) while the earliest lease is in the future.
 local function purge()
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', HOLDERS, '-inf', NOW_MS, 'LIMIT', 0, PURGE_BATCH)) do
-    dropHolder(id)
+  if EARLIEST and EARLIEST <= NOW_MS then
+    local ids = redis.call('ZRANGEBYSCORE', HOLDERS, '-inf', NOW_MS, 'LIMIT', 0, PURGE_BATCH)
+    if #ids > 0 then
+      local values = redis.call('HMGET', INFO, unpack(ids))
+      redis.call('ZREM', HOLDERS, unpack(ids))
+      redis.call('HDEL', INFO, unpack(ids))
+      local complete = true
+      for i = 1, #ids do
+        local r = parseInfo(values[i])
+        if r then
+          USED = USED - r.count
+        else
+          complete = false
+        end
+      end
+      EARLIEST = tonumber(redis.call('ZRANGE', HOLDERS, 0, 0, 'WITHSCORES')[2])
+      if not EARLIEST then
+        USED = 0
+      elseif not complete or USED < 0 then
+        recount()
+      end
+    end
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', QUEUE_DEADLINE, '-inf', NOW_MS, 'LIMIT', 0, PURGE_BATCH)) do
-    dropWaiter(id)
+  if WAITERS > 0 then
+    local ids = redis.call('ZRANGEBYSCORE', QUEUE_DEADLINE, '-inf', NOW_MS, 'LIMIT', 0, PURGE_BATCH)
+    if #ids > 0 then
+      dropWaiters(ids)
+    end
   end
 end
 
 -- Serves the queue strictly in ticket order: the head is granted when it fits, and nobody behind
--- it is served before it (no overtaking). Each grant is handed straight to the waiting JVM on
--- its inbox channel as "id token"; token 0 tells a waiter it can never be served (the limit
--- shrank below its request).
+-- it is served before it (no overtaking). A grant starts with the waiter's short claim lease,
+-- which its JVM extends to the full lease when it hears of it, so a waiter that died just before
+-- its grant blocks the permit for the claim only. Each grant is handed straight to the waiting
+-- JVM on its inbox channel as "id token"; token 0 tells a waiter it can never be served (the
+-- limit shrank below its request).
 local function grantWaiters()
   for _ = 1, GRANT_BATCH do
+    if WAITERS == 0 then
+      return
+    end
     local id = redis.call('ZRANGE', QUEUE, 0, 0)[1]
     if not id then
+      WAITERS = 0
       return
     end
     local r = readInfo(id)
     if r and r.count <= LIMIT and USED + r.count > LIMIT then
       return
     end
-    redis.call('ZREM', QUEUE, id)
-    redis.call('ZREM', QUEUE_DEADLINE, id)
+    dropWaiters({ id })
     if r and r.count <= LIMIT then
-      redis.call('PUBLISH', r.inbox, id .. ' ' .. string.format('%.0f', hold(id, r)))
-    else
-      redis.call('HDEL', INFO, id)
-      if r then
-        redis.call('PUBLISH', r.inbox, id .. ' 0')
-      end
+      hold(id, r, r.claim)
+      redis.call('PUBLISH', r.inbox, id .. ' ' .. r.token)
+    elseif r then
+      redis.call('PUBLISH', r.inbox, id .. ' 0')
     end
   end
 end
 
--- Writes the counters back, gives every key a TTL just past the last lease or heartbeat, and
--- builds the reply: {used, limit, waiters, server time us, own...}.
-local function finish(own)
-  redis.call('HSET', STATE, 'used', USED, 'limit', LIMIT)
-  local last = NOW_MS
-  local lastLease = redis.call('ZRANGE', HOLDERS, -1, -1, 'WITHSCORES')[2]
-  if lastLease then
-    last = math.max(last, tonumber(lastLease))
+-- Writes the counters back, keeps every key's TTL past every deadline (I4), and builds the
+-- reply: {used, limit, waiters, server time us, ms until the earliest lease ends, own...}.
+-- refresh: set every key's TTL even when the horizon needs none (renew does, as a self-repair).
+local function finish(own, refresh)
+  local fields = { 'used', USED }
+  if SEQ_CHANGED then
+    fields[#fields + 1] = 'seq'
+    fields[#fields + 1] = string.format('%.0f', SEQ)
   end
-  local lastHeartbeat = redis.call('ZRANGE', QUEUE_DEADLINE, -1, -1, 'WITHSCORES')[2]
-  if lastHeartbeat then
-    last = math.max(last, tonumber(lastHeartbeat))
+  if LAST_LIMIT ~= LIMIT then
+    fields[#fields + 1] = 'limit'
+    fields[#fields + 1] = LIMIT
   end
-  for _, key in ipairs(KEYS) do
-    redis.call('PEXPIRE', key, last - NOW_MS + KEY_MARGIN_MS)
+  -- Large numbers go out through %.0f: Redis may print a Lua number in exponent form.
+  if refresh or EXPIRES == 0 or HORIZON + KEY_MARGIN_MS > EXPIRES then
+    EXPIRES = HORIZON + (HORIZON - NOW_MS) + 2 * KEY_MARGIN_MS
+    local at = string.format('%.0f', EXPIRES)
+    fields[#fields + 1] = 'expires'
+    fields[#fields + 1] = at
+    redis.call('HSET', STATE, unpack(fields))
+    for _, key in ipairs(KEYS) do
+      redis.call('PEXPIREAT', key, at)
+    end
+  else
+    redis.call('HSET', STATE, unpack(fields))
+    local at = string.format('%.0f', EXPIRES)
+    for key in pairs(CREATED) do
+      redis.call('PEXPIREAT', key, at)
+    end
   end
-  local reply = { USED, LIMIT, redis.call('ZCARD', QUEUE), NOW_US }
+  local reply = { USED, LIMIT, WAITERS, NOW_US, EARLIEST and math.max(EARLIEST - NOW_MS, 0) or -1 }
   for _, value in ipairs(own) do
     reply[#reply + 1] = value
   end

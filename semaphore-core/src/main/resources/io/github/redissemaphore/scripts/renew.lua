@@ -1,35 +1,37 @@
--- renew: one call per semaphore per tick for everything one JVM has on it. Extends the leases of
--- its held permits, refreshes the heartbeats of its waiters, and reports waiters granted meanwhile
--- (in case their inbox message was lost) and anything lost.
+-- renew: one call per semaphore per tick for everything one JVM has on it, and the JVM's
+-- confirmation of a grant it heard of. Extends the leases of its held permits (a claim lease
+-- becomes a full lease), refreshes the heartbeats of its waiters, and reports waiters granted
+-- meanwhile (in case their inbox message was lost) and anything lost.
 -- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
 -- ARGV: 1 limit, 2 waiter heartbeat ms, 3.. ids of permits to renew and of waiters
--- Returns: {used, limit, waiters, time, renewed, s1, s2, ...}: renewed = leases extended; per id in
---   ARGV order, the fencing token when it holds permits (now extended), 0 while it still waits,
---   -1 when it is gone (lease expired, released by force, wiped, or heartbeat missed)
-local heartbeat = tonumber(ARGV[2])
+-- Returns: {used, limit, waiters, time, earliest, renewed, s1, s2, ...}: renewed = leases extended;
+--   per id in ARGV order, the fencing token when it holds permits (now extended), 0 while it still
+--   waits, -1 when it is gone (lease expired, released by force, wiped, or heartbeat missed).
+-- Keeps I1..I4, and sets every key's TTL anew (a self-repair that costs one call per tick).
+local heartbeat = argNumber(2, 1, 86400000)
 
 purge()
 grantWaiters()
 
-local renewed, statuses = 0, {}
+local renewed, statuses = 0, { 0 }
 for i = 3, #ARGV do
   local id = ARGV[i]
   local status = -1
   if redis.call('ZSCORE', HOLDERS, id) then
     local r = readInfo(id)
     if r then
-      redis.call('ZADD', HOLDERS, 'XX', NOW_MS + r.lease, id)
+      extend(id, r.lease)
       renewed = renewed + 1
-      status = r.token
+      status = tonumber(r.token)
     else
-      dropHolder(id)
+      dropHolder(id, nil)
     end
-  elseif redis.call('ZSCORE', QUEUE_DEADLINE, id) then
-    redis.call('ZADD', QUEUE_DEADLINE, NOW_MS + heartbeat, id)
+  elseif WAITERS > 0 and redis.call('ZSCORE', QUEUE_DEADLINE, id) then
+    redis.call('ZADD', QUEUE_DEADLINE, 'XX', deadline(heartbeat), id)
     status = 0
   end
   statuses[#statuses + 1] = status
 end
 
-table.insert(statuses, 1, renewed)
-return finish(statuses)
+statuses[1] = renewed
+return finish(statuses, true)

@@ -25,13 +25,20 @@ final class DefaultPermit implements Permit {
     private final List<Consumer<Permit>> lostListeners = new CopyOnWriteArrayList<>();
     /** System.nanoTime() by which Redis ends the lease unless renewed: sent-time + lease, so never late. */
     private volatile long leaseEndsNanos;
+    /**
+     * False while the lease is the short claim of a grant from the queue: this JVM must confirm it
+     * (one renew call) to get the full lease. See {@code _common.lua}, grantWaiters.
+     */
+    private volatile boolean confirmed;
 
-    DefaultPermit(DefaultRedisSemaphore semaphore, String id, int count, long fencingToken, long leaseEndsNanos) {
+    DefaultPermit(DefaultRedisSemaphore semaphore, String id, int count, long fencingToken, long leaseEndsNanos,
+                  boolean confirmed) {
         this.semaphore = semaphore;
         this.id = id;
         this.count = count;
         this.fencingToken = fencingToken;
         this.leaseEndsNanos = leaseEndsNanos;
+        this.confirmed = confirmed;
     }
 
     @Override
@@ -79,9 +86,15 @@ final class DefaultPermit implements Permit {
         release();
     }
 
-    /** Renewal extended the lease; {@code sentNanos} is when the renew call was sent. */
+    /** Renewal extended the lease (a claim is now a full lease); {@code sentNanos} is when the renew call was sent. */
     void renewed(long sentNanos, long leaseNanos) {
         leaseEndsNanos = sentNanos + leaseNanos;
+        confirmed = true;
+    }
+
+    /** @return whether the lease is still the claim of a grant from the queue, to be confirmed */
+    boolean needsConfirmation() {
+        return !confirmed && phase.get() == Phase.HELD;
     }
 
     /** @return whether the lease is past its end as far as this JVM can tell */

@@ -25,6 +25,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +48,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private final Map<String, PendingAcquisition> waiting = new ConcurrentHashMap<>();
     private final RenewalTick tick;
     private volatile boolean renewalFailing;
+    /** A confirmation of claims is scheduled and has not started yet. */
+    private final AtomicBoolean confirming = new AtomicBoolean();
     private long lastReportedMicros;
     /** Guards retirement against acquisitions starting at the same moment; see {@link #retireIfIdle()}. */
     private final Object lifecycle = new Object();
@@ -109,7 +112,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     @Override
     public SemaphoreState state() {
         SemaphoreCommands.State reply = commands.state(keys, settings.permits(), STATE_LIST_LIMIT);
-        report(reply.usage());
+        seen(reply.usage());
         return reply.state();
     }
 
@@ -158,38 +161,63 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             waiting.put(pending.id, pending);
             registry.route(pending.id, this);
         }
-        try {
-            Acquired reply = commands.acquire(keys, settings.permits(), pending.id, permits, settings.leaseTime(),
-                    wait, settings.fair(), registry.waiterHeartbeat(), registry.inboxChannel(), Ids.owner());
-            report(reply.usage());
-            switch (reply.status()) {
-                case GRANTED -> {
-                    if (pending.decide()) {
-                        grant(pending, reply.token(), pending.startNanos);
-                    }
-                }
-                case QUEUED -> {
-                    pending.queued();
-                    tick.wake();
-                    pending.deadline(registry.scheduler().schedule(() -> deadlinePassed(pending),
-                            Instant.now().plus(maxWait)));
-                }
-                case REFUSED -> {
-                    if (pending.decide()) {
-                        reject(pending);
-                    }
-                }
-            }
-        } catch (SemaphoreUnavailableException e) {
-            if (pending.decide()) {
-                forget(pending);
-                pending.future.completeExceptionally(e);
-                // The call may have reached Redis before failing here: take back what it may have
-                // done, off the caller's thread so the caller learns of the failure within one timeout.
-                registry.scheduler().schedule(() -> cancelQuietly(pending.id), Instant.now());
-            }
+        if (send(pending, wait) && wait) {
+            pending.deadline(registry.scheduler().schedule(() -> deadlinePassed(pending),
+                    Instant.now().plus(maxWait)));
         }
         return pending;
+    }
+
+    /**
+     * Sends {@code acquire} for the pending acquisition (its first try, or a re-join after its
+     * queue entry vanished) and applies the reply. A reply that finds the wait ended meanwhile
+     * undoes what the call did, as {@link PendingAcquisition} describes.
+     *
+     * @return whether Redis queued it and it still waits
+     */
+    private boolean send(PendingAcquisition pending, boolean wait) {
+        long sentNanos = System.nanoTime();
+        Acquired reply;
+        try {
+            reply = commands.acquire(keys, settings.permits(), pending.id, pending.count, settings.leaseTime(),
+                    wait, settings.fair(), registry.waiterHeartbeat(), registry.inboxChannel(), Ids.owner());
+        } catch (SemaphoreUnavailableException e) {
+            if (pending.end(false) != null) {
+                forget(pending);
+                pending.future.completeExceptionally(e);
+            }
+            if (!pending.isGranted()) {
+                // The call may have reached Redis before failing here: take back what it may have
+                // done, off the caller's thread so the caller learns of the failure within one timeout.
+                undo(pending);
+            }
+            return false;
+        }
+        seen(reply.usage());
+        switch (reply.status()) {
+            case GRANTED -> {
+                if (pending.end(true) != null) {
+                    grant(pending, reply.token(), sentNanos, true);
+                } else if (!pending.isGranted()) {
+                    undo(pending);
+                }
+            }
+            case QUEUED -> {
+                if (pending.queued()) {
+                    tick.wake();
+                    return true;
+                }
+                if (!pending.isGranted()) {
+                    undo(pending);
+                }
+            }
+            case REFUSED -> {
+                if (pending.end(false) != null) {
+                    reject(pending);
+                }
+            }
+        }
+        return false;
     }
 
     private Permit await(PendingAcquisition pending) throws InterruptedException {
@@ -217,26 +245,37 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     /** The wait ends without a permit (interrupt, cancel, shutdown): leave the queue, leak nothing. */
     private void abandon(PendingAcquisition pending, Throwable cause) {
-        if (pending.decide()) {
-            forget(pending);
-            cancelQuietly(pending.id);
-            pending.future.completeExceptionally(cause);
-        } else {
+        PendingAcquisition.Phase from = pending.end(false);
+        if (from == null) {
             // Granted meanwhile: the permit goes back as soon as it exists.
             pending.future.thenAccept(Permit::release);
+            return;
         }
+        forget(pending);
+        if (from == PendingAcquisition.Phase.QUEUED) {
+            cancelQuietly(pending.id);
+        }
+        pending.future.completeExceptionally(cause);
     }
 
     private void deadlinePassed(PendingAcquisition pending) {
-        if (!pending.decide()) {
+        long sentNanos = System.nanoTime();
+        PendingAcquisition.Phase from = pending.end(false);
+        if (from == null) {
+            return;
+        }
+        if (from != PendingAcquisition.Phase.QUEUED) {
+            // A re-join is in flight; its reply takes back whatever it did.
+            reject(pending);
             return;
         }
         try {
             Cancelled reply = commands.cancel(keys, settings.permits(), pending.id, false);
-            report(reply.usage());
+            seen(reply.usage());
             if (reply.grantedToken() > 0) {
-                // Granted just before the deadline; its message is still on the way.
-                grant(pending, reply.grantedToken(), System.nanoTime());
+                // Granted just before the deadline (its message is still on the way); cancel
+                // confirmed its claim as a full lease.
+                grant(pending, reply.grantedToken(), sentNanos, true);
             } else {
                 reject(pending);
             }
@@ -246,26 +285,38 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         }
     }
 
-    /** The inbox or the tick says waiter {@code id} was granted ({@code token > 0}) or can never be. */
-    void granted(String id, long token, long sentNanos) {
+    /**
+     * Waiter {@code id} was granted ({@code token > 0}) or can never be ({@code token == 0}):
+     * the inbox heard it ({@code confirmed} false: the grant is a claim to confirm) or a renew or
+     * cancel reply said so (confirmed: that call extended the claim to a full lease).
+     */
+    void granted(String id, long token, long heardNanos, boolean confirmed) {
         PendingAcquisition pending = waiting.get(id);
-        if (pending == null || !pending.decide()) {
+        if (pending == null) {
             return;
         }
         if (token > 0) {
-            grant(pending, token, sentNanos);
-        } else {
+            if (pending.end(true) != null) {
+                grant(pending, token, heardNanos, confirmed);
+            }
+        } else if (pending.end(false) != null) {
             reject(pending);
         }
     }
 
-    private void grant(PendingAcquisition pending, long token, long leaseStartNanos) {
-        DefaultPermit permit = new DefaultPermit(this, pending.id, pending.count, token,
-                leaseStartNanos + settings.leaseTime().toNanos());
+    private void grant(PendingAcquisition pending, long token, long heardNanos, boolean confirmed) {
+        // A claim lasts the waiter heartbeat from its grant, which was before we heard of it:
+        // half of it is what this JVM counts on until the confirmation comes back.
+        long leaseEnds = heardNanos + (confirmed ? settings.leaseTime() : registry.waiterHeartbeat().dividedBy(2))
+                .toNanos();
+        DefaultPermit permit = new DefaultPermit(this, pending.id, pending.count, token, leaseEnds, confirmed);
         // Held before it stops waiting, so the semaphore never looks idle in between.
         held.put(permit.id(), permit);
         forget(pending);
         registry.listeners().permitHeld(permit);
+        if (!confirmed) {
+            confirmSoon();
+        }
         tick.wake();
         if (!pending.future.complete(permit)) {
             permit.release();
@@ -284,11 +335,31 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         }
     }
 
+    /** Takes back, off the caller's thread, whatever a call for this acquisition may have left in Redis. */
+    private void undo(PendingAcquisition pending) {
+        registry.scheduler().schedule(() -> cancelQuietly(pending.id), Instant.now());
+    }
+
     private void cancelQuietly(String id) {
         try {
-            report(commands.cancel(keys, settings.permits(), id, true).usage());
+            seen(commands.cancel(keys, settings.permits(), id, true).usage());
         } catch (SemaphoreUnavailableException e) {
             log.debug("Could not take {} out of semaphore '{}'; it ends with its lease or heartbeat", id, name(), e);
+        }
+    }
+
+    /** Confirms claims (grants heard from the inbox) with one renew call, soon, off the inbox thread. */
+    private void confirmSoon() {
+        if (confirming.compareAndSet(false, true)) {
+            registry.scheduler().schedule(this::confirmNow, Instant.now());
+        }
+    }
+
+    private void confirmNow() {
+        confirming.set(false);
+        List<DefaultPermit> claims = held.values().stream().filter(DefaultPermit::needsConfirmation).toList();
+        if (!claims.isEmpty()) {
+            renew(claims, List.of());
         }
     }
 
@@ -300,7 +371,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      */
     public boolean forceRelease(String permitId) {
         SemaphoreCommands.Released reply = commands.release(keys, settings.permits(), permitId);
-        report(reply.usage());
+        seen(reply.usage());
         return reply.released();
     }
 
@@ -308,7 +379,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     void released(DefaultPermit permit) {
         ended(permit);
         try {
-            report(commands.release(keys, settings.permits(), permit.id()).usage());
+            seen(commands.release(keys, settings.permits(), permit.id()).usage());
         } catch (SemaphoreUnavailableException e) {
             log.warn("Could not release {} of semaphore '{}' ({}); Redis frees it when its lease ends, within {}",
                     permit.id(), name(), e.getMessage(), settings.leaseTime());
@@ -327,23 +398,32 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         if (settings.autoRenew() && !held.isEmpty()) {
             delay = settings.leaseTime().dividedBy(3);
         }
-        if (!waiting.isEmpty() && (delay == null || registry.waiterTick().compareTo(delay) < 0)) {
+        boolean claims = !settings.autoRenew() && held.values().stream().anyMatch(DefaultPermit::needsConfirmation);
+        if ((claims || !waiting.isEmpty()) && (delay == null || registry.waiterTick().compareTo(delay) < 0)) {
             delay = registry.waiterTick();
         }
         return delay;
     }
 
     /**
-     * One tick: a single renew call for every lease and every waiter this JVM has on this
-     * semaphore. Replies are read against what each id was when the call was sent (a lease, or a
-     * confirmed queue entry), never against what the maps hold by the time the reply arrives.
+     * One tick: a single renew call for every lease (or, without auto-renewal, every claim still
+     * to confirm) and every waiter this JVM has on this semaphore.
      */
     void renewNow() {
-        List<DefaultPermit> leases = settings.autoRenew() ? List.copyOf(held.values()) : List.of();
+        List<DefaultPermit> leases = held.values().stream()
+                .filter(permit -> settings.autoRenew() || permit.needsConfirmation()).toList();
         List<PendingAcquisition> waiters = waiting.values().stream().filter(PendingAcquisition::isQueued).toList();
-        if (leases.isEmpty() && waiters.isEmpty()) {
-            return;
+        if (!leases.isEmpty() || !waiters.isEmpty()) {
+            renew(leases, waiters);
         }
+    }
+
+    /**
+     * Renews these leases and heartbeats these waiters in one call. Replies are read against what
+     * each id was when the call was sent (a lease, or a confirmed queue entry), never against what
+     * the maps hold by the time the reply arrives.
+     */
+    private void renew(List<DefaultPermit> leases, List<PendingAcquisition> waiters) {
         List<String> ids = new ArrayList<>(leases.size() + waiters.size());
         leases.forEach(permit -> ids.add(permit.id()));
         waiters.forEach(pending -> ids.add(pending.id));
@@ -361,7 +441,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             return;
         }
         renewalFailing = false;
-        report(reply.usage());
+        seen(reply.usage());
         if (reply.renewed() > 0) {
             registry.listeners().leasesRenewed(name(), reply.renewed());
         }
@@ -376,11 +456,13 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             long status = reply.statuses().get(leases.size() + i);
             PendingAcquisition pending = waiters.get(i);
             if (status > 0) {
-                granted(pending.id, status, sentNanos);
-            } else if (status == Renewed.GONE && pending.decide()) {
-                forget(pending);
-                pending.future.completeExceptionally(new SemaphoreUnavailableException("The wait for semaphore '"
-                        + name() + "' was dropped from the queue: its heartbeat was missed"));
+                granted(pending.id, status, sentNanos, true);
+            } else if (status == Renewed.GONE && pending.hasTimeLeft() && pending.requeue()) {
+                // Redis lost the entry (a restart without data, a failover, eviction) while this
+                // caller still waits: it joins again, at the back.
+                log.debug("The wait {} for semaphore '{}' was no longer in Redis; it joins the queue again at"
+                        + " the back", pending.id, name());
+                send(pending, true);
             }
         }
     }
@@ -392,6 +474,11 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         }
     }
 
+    /** A crash, for tests: ticks stop, nothing is sent to Redis. */
+    void halt() {
+        tick.stop();
+    }
+
     /** Shutdown: every wait ends with an exception and every held permit goes back. */
     void shutdown() {
         tick.stop();
@@ -399,6 +486,18 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                 new SemaphoreUnavailableException("The semaphore registry is shutting down");
         waiting.values().forEach(pending -> abandon(pending, closed));
         held.values().forEach(DefaultPermit::release);
+    }
+
+    /**
+     * Takes in the usage figures of a reply: passes them on, and when this JVM has waiters, makes
+     * sure it calls Redis again the moment the earliest lease ends, so a lease that ends without
+     * a release is handed on at its deadline, not at the next tick.
+     */
+    private void seen(Usage usage) {
+        report(usage);
+        if (usage.earliestLeaseEndMillis() >= 0 && usage.waiters() > 0 && !waiting.isEmpty()) {
+            tick.wakeWithin(Duration.ofMillis(usage.earliestLeaseEndMillis() + 1));
+        }
     }
 
     /**

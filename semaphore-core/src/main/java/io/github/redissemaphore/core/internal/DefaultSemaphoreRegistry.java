@@ -160,6 +160,27 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     }
 
     /**
+     * Stops this registry as a JVM that dies would: no tick, no inbox, no call to Redis ever again,
+     * nothing released or cancelled; what it held or waited for in Redis ends with its lease or
+     * heartbeat. For tests of crashes; callers still waiting on it are never answered.
+     */
+    public synchronized void halt() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (eviction != null) {
+            eviction.cancel(false);
+        }
+        semaphores.values().forEach(DefaultRedisSemaphore::halt);
+        inbox.stop();
+        if (ownScheduler != null) {
+            ownScheduler.getScheduledExecutor().shutdownNow();
+        }
+        running = false;
+    }
+
+    /**
      * Forgets keyed semaphores ({@code "exports:acme"}, not configured by that exact name) that
      * this JVM neither holds nor waits on, so one semaphore per tenant does not pile up. Run every
      * {@link #EVICTION_PERIOD}; a stale reference to a forgotten one keeps working.
@@ -186,7 +207,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private void inboxGrant(String waiterId, long token) {
         DefaultRedisSemaphore semaphore = waiters.get(waiterId);
         if (semaphore != null) {
-            semaphore.granted(waiterId, token, System.nanoTime());
+            semaphore.granted(waiterId, token, System.nanoTime(), false);
         }
     }
 

@@ -5,53 +5,101 @@ import io.github.redissemaphore.core.Permit;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A caller in the queue. Several parties may try to end the wait at once (the grant message, the
- * renewal tick, the deadline, an interrupt, shutdown); {@link #decide()} lets exactly one of them
- * do it.
+ * One caller's acquisition, as an explicit state machine. Every transition is a compare-and-set,
+ * so of the parties that may act on it at once (the acquire reply, the grant message, the renewal
+ * tick, the deadline, an interrupt, shutdown) exactly one wins each step:
+ *
+ * <pre>
+ *   SENDING --reply: queued--> QUEUED --tick: entry gone--> REQUEUING --reply: queued--> QUEUED
+ *      |                         |                              |
+ *      +--- end(true): a grant --+------------------------------+--> GRANTED
+ *      +--- end(false): rejected, failed, timed out, abandoned -+--> ENDED
+ * </pre>
+ *
+ * Who takes the entry out of Redis when the wait ends without a permit: if it ended from
+ * {@link Phase#QUEUED}, the party that ended it (with {@code cancel}, which hands over or gives
+ * back a grant that crossed the decision); if it ended while a call was in flight
+ * ({@link Phase#SENDING}, {@link Phase#REQUEUING}), the sender, when its reply finds the wait
+ * {@link Phase#ENDED}, since its call may have created the entry after any earlier cancel. So
+ * exactly one party cleans up, and no permit leaks. Only a {@link Phase#QUEUED} acquisition is
+ * heartbeated by the tick.
  */
 final class PendingAcquisition {
+
+    /** Where an acquisition stands. */
+    enum Phase { SENDING, QUEUED, REQUEUING, GRANTED, ENDED }
 
     final String id;
     final int count;
     final Duration maxWait;
     final long startNanos;
+    final long deadlineNanos;
     final CompletableFuture<Permit> future = new CompletableFuture<>();
-    private final AtomicBoolean decided = new AtomicBoolean();
+    private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.SENDING);
     private volatile ScheduledFuture<?> deadline;
-    /** Set once Redis confirmed the queue entry: only then may a tick ask about it. */
-    private volatile boolean queued;
 
     PendingAcquisition(String id, int count, Duration maxWait, long startNanos) {
         this.id = id;
         this.count = count;
         this.maxWait = maxWait;
         this.startNanos = startNanos;
+        this.deadlineNanos = startNanos + maxWait.toNanos();
     }
 
-    /** @return true for exactly one caller: the one that now ends this wait */
-    boolean decide() {
-        boolean won = decided.compareAndSet(false, true);
-        if (won && deadline != null) {
-            deadline.cancel(false);
+    /**
+     * Ends the wait, with a permit or without.
+     *
+     * @return the phase it ended from, or null when it had ended already (someone else decided)
+     */
+    Phase end(boolean granted) {
+        Phase target = granted ? Phase.GRANTED : Phase.ENDED;
+        while (true) {
+            Phase before = phase.get();
+            if (before == Phase.GRANTED || before == Phase.ENDED) {
+                return null;
+            }
+            if (phase.compareAndSet(before, target)) {
+                ScheduledFuture<?> timer = deadline;
+                if (timer != null) {
+                    timer.cancel(false);
+                }
+                return before;
+            }
         }
-        return won;
     }
 
-    void queued() {
-        queued = true;
+    /** Redis confirmed the queue entry (first join or re-join). @return false if the wait ended meanwhile */
+    boolean queued() {
+        return phase.compareAndSet(Phase.SENDING, Phase.QUEUED) || phase.compareAndSet(Phase.REQUEUING, Phase.QUEUED);
+    }
+
+    /** The queue entry vanished from Redis. @return true when this caller now re-joins the queue */
+    boolean requeue() {
+        return phase.compareAndSet(Phase.QUEUED, Phase.REQUEUING);
     }
 
     /** @return whether Redis has confirmed the queue entry and nobody has ended the wait yet */
     boolean isQueued() {
-        return queued && !decided.get();
+        return phase.get() == Phase.QUEUED;
+    }
+
+    /** @return whether the wait ended with a permit */
+    boolean isGranted() {
+        return phase.get() == Phase.GRANTED;
+    }
+
+    /** @return whether the wait has time left */
+    boolean hasTimeLeft() {
+        return System.nanoTime() - deadlineNanos < 0;
     }
 
     void deadline(ScheduledFuture<?> deadline) {
         this.deadline = deadline;
-        if (decided.get()) {
+        Phase now = phase.get();
+        if (now == Phase.GRANTED || now == Phase.ENDED) {
             deadline.cancel(false);
         }
     }

@@ -9,8 +9,8 @@ import org.springframework.scheduling.TaskScheduler;
 
 /**
  * The one periodic task of one semaphore in this JVM. It runs only while the JVM holds renewable
- * permits (every leaseTime/3) or has waiters (every waiter tick) on the semaphore, and stops by
- * itself when neither is left, so an idle semaphore costs nothing.
+ * permits (every leaseTime/3) or has waiters (every waiter tick, and when the earliest lease ends)
+ * on the semaphore, and stops by itself when neither is left, so an idle semaphore costs nothing.
  */
 final class RenewalTick {
 
@@ -25,8 +25,12 @@ final class RenewalTick {
     }
 
     /** Something to renew or heartbeat appeared: make sure a tick comes in time for it. */
-    synchronized void wake() {
-        Duration delay = semaphore.tickDelay();
+    void wake() {
+        wakeWithin(semaphore.tickDelay());
+    }
+
+    /** Makes sure the next tick comes within {@code delay} (null: no tick needed). */
+    synchronized void wakeWithin(Duration delay) {
         if (stopped || delay == null) {
             return;
         }

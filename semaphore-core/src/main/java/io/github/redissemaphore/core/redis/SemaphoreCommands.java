@@ -20,8 +20,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 public final class SemaphoreCommands {
 
-    /** Index of a script's own first entry: after used, limit, waiters and the server time. */
-    private static final int OWN = 4;
+    /** Index of a script's own first entry: after used, limit, waiters, server time and earliest lease end. */
+    private static final int OWN = 5;
 
     private final StringRedisTemplate redis;
     private final SemaphoreScripts scripts;
@@ -33,9 +33,11 @@ public final class SemaphoreCommands {
 
     /**
      * Usage figures every script returns: the values for gauges, free of charge.
-     * {@code serverMicros} (Redis server time) tells which of two figures is newer.
+     * {@code serverMicros} (Redis server time) tells which of two figures is newer;
+     * {@code earliestLeaseEndMillis} is how long until the earliest lease ends, at most (-1: no
+     * lease), so a JVM with waiters can call again the moment an expired lease frees a permit.
      */
-    public record Usage(int used, int limit, int waiters, long serverMicros) {
+    public record Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis) {
         /** @return permits free now */
         public int available() {
             return Math.max(limit - used, 0);
@@ -144,7 +146,8 @@ public final class SemaphoreCommands {
     }
 
     private static Usage usage(List<Object> reply) {
-        return new Usage((int) number(reply, 0), (int) number(reply, 1), (int) number(reply, 2), number(reply, 3));
+        return new Usage((int) number(reply, 0), (int) number(reply, 1), (int) number(reply, 2), number(reply, 3),
+                number(reply, 4));
     }
 
     private static long number(List<Object> reply, int index) {
