@@ -49,8 +49,10 @@ local LIMIT = argNumber(1, 1, 1000000)
 -- Bounds the work one call does on behalf of others, so no call is ever slow.
 local PURGE_BATCH = 100
 local GRANT_BATCH = 1000
--- Keys outlive the last lease or heartbeat by at least this much. When a deadline reaches past
--- that, every key's expiry moves out to twice the new horizon, so most calls set no TTL at all.
+-- Keys outlive the last lease or heartbeat by at least KEY_MIN_MARGIN_MS. When a deadline reaches
+-- past that, every key's expiry moves out to twice the new horizon plus KEY_MARGIN_MS, so most
+-- calls set no TTL at all, and an idle semaphore is gone within 2 x lease + 5 s.
+local KEY_MIN_MARGIN_MS = 1000
 local KEY_MARGIN_MS = 5000
 
 -- Server time only: clients' clocks never matter.
@@ -257,8 +259,8 @@ local function finish(own, refresh)
     fields[#fields + 1] = LIMIT
   end
   -- Large numbers go out through %.0f: Redis may print a Lua number in exponent form.
-  if refresh or EXPIRES == 0 or HORIZON + KEY_MARGIN_MS > EXPIRES then
-    EXPIRES = HORIZON + (HORIZON - NOW_MS) + 2 * KEY_MARGIN_MS
+  if refresh or EXPIRES == 0 or HORIZON + KEY_MIN_MARGIN_MS > EXPIRES then
+    EXPIRES = HORIZON + (HORIZON - NOW_MS) + KEY_MARGIN_MS
     local at = string.format('%.0f', EXPIRES)
     fields[#fields + 1] = 'expires'
     fields[#fields + 1] = at

@@ -52,16 +52,26 @@ final class CommandMonitor implements AutoCloseable {
      * the monitor makes sure every command of the action has been counted.
      */
     static List<String> commandsDuring(List<CommandMonitor> monitors, Runnable action) {
-        int[] starts = monitors.stream().mapToInt(monitor -> monitor.lines.size()).toArray();
+        return during(monitors, action, false);
+    }
+
+    /** Like {@link #commandsDuring}, but returns the commands scripts ran meanwhile (MONITOR's "lua" lines). */
+    static List<String> scriptCommandsDuring(List<CommandMonitor> monitors, Runnable action) {
+        return during(monitors, action, true);
+    }
+
+    private static List<String> during(List<CommandMonitor> monitors, Runnable action, boolean lua) {
+        // Everything sent before the action has been seen once a marker sent now is seen.
+        int[] starts = monitors.stream().mapToInt(monitor -> monitor.markerSeenAt(monitor.sendMarker()) + 1).toArray();
         action.run();
         List<String> commands = new ArrayList<>();
         for (int i = 0; i < monitors.size(); i++) {
-            commands.addAll(monitors.get(i).commandsSince(starts[i]));
+            commands.addAll(monitors.get(i).commandsSince(starts[i], lua));
         }
         return commands;
     }
 
-    private List<String> commandsSince(int start) {
+    private String sendMarker() {
         String marker = "marker-" + UUID.randomUUID();
         try (Socket markerSocket = new Socket(socket.getInetAddress(), socket.getPort())) {
             markerSocket.getOutputStream().write(("ECHO " + marker + "\r\n").getBytes(StandardCharsets.US_ASCII));
@@ -70,14 +80,29 @@ final class CommandMonitor implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        await().atMost(Duration.ofSeconds(5))
-                .until(() -> lines.stream().skip(start).anyMatch(line -> line.contains(marker)));
+        return marker;
+    }
+
+    /** @return the index of the line with the marker, once the monitor has seen it */
+    private int markerSeenAt(String marker) {
+        await().atMost(Duration.ofSeconds(5)).until(() -> lines.stream().anyMatch(line -> line.contains(marker)));
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            if (lines.get(i).contains(marker)) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("marker vanished");
+    }
+
+    private List<String> commandsSince(int start, boolean lua) {
+        String marker = sendMarker();
+        markerSeenAt(marker);
         List<String> commands = new ArrayList<>();
         for (String line : lines.subList(start, lines.size())) {
             if (line.contains(marker)) {
                 break;
             }
-            if (line.startsWith("+") && !line.contains(" lua]")) {
+            if (line.startsWith("+") && line.contains(" lua]") == lua) {
                 commands.add(line);
             }
         }

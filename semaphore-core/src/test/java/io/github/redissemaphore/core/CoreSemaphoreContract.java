@@ -70,7 +70,7 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
         assertThat(state.name()).isEqualTo(name);
         assertThat(state.limit()).isEqualTo(3);
         assertThat(state.holders()).singleElement().satisfies(holder -> {
-            assertThat(holder.permitId()).isEqualTo(permit.id()).hasSize(32);
+            assertThat(holder.permitId()).isEqualTo(permit.id()).matches("[A-Za-z0-9_-]{22}"); // 128 random bits, URL-safe base64
             assertThat(holder.fencingToken()).isEqualTo(permit.fencingToken());
             assertThat(holder.owner()).contains("/" + ProcessHandle.current().pid() + "/")
                     .endsWith(Thread.currentThread().getName());
@@ -111,19 +111,17 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
 
     @Test
     void aRenewedLeaseOutlivesManyLeaseTimesAndNobodyElseGetsIt() {
-        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(300));
+        // Renewed every 500 ms: a renewal may come back a whole second late on a loaded machine.
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(1500));
         RedisSemaphore holderJvm = newRegistry().semaphore(name, settings);
         RedisSemaphore otherJvm = newRegistry().semaphore(name, settings);
         Permit permit = holderJvm.tryAcquire().orElseThrow();
         AtomicInteger lost = new AtomicInteger();
         permit.onLost(p -> lost.incrementAndGet());
-        long until = System.nanoTime() + Duration.ofMillis(1500).toNanos();
 
-        // Five lease times, probing all along: the holder keeps it, the other never gets it.
-        while (System.nanoTime() < until) {
-            assertThat(otherJvm.tryAcquire()).isEmpty();
-            assertThat(permit.isHeld()).isTrue();
-        }
+        // Three lease times, probing all along: the holder keeps it, the other never gets it.
+        await().during(Duration.ofMillis(4500)).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+                .until(() -> otherJvm.tryAcquire().isEmpty() && permit.isHeld());
         assertThat(lost).hasValue(0);
         assertThat(holderJvm.state().holders()).singleElement()
                 .satisfies(holder -> assertThat(holder.permitId()).isEqualTo(permit.id()));
@@ -209,6 +207,38 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
                 .satisfies(holder -> assertThat(holder.permitId()).isEqualTo(other.id()));
         assertThat(other.isHeld()).isTrue();
         other.release();
+    }
+
+    /**
+     * The Redis work inside the hot-path scripts, counted (MONITOR shows the commands a script
+     * runs): a regression that adds calls shows here. Figures for an uncontended acquire and
+     * release on a semaphore that already has holders: 7 and 8 commands (TIME, one HMGET of the
+     * state, ZCARD of the queue, the earliest lease, the write, the info, the state); the first
+     * acquire of an idle semaphore also gives the keys it creates their TTL.
+     */
+    @Test
+    void hotPathScriptsRunABoundedNumberOfRedisCommands() throws Exception {
+        RedisSemaphore semaphore = newRegistry().semaphore(name, THREE);
+        Permit first = semaphore.tryAcquire().orElseThrow();
+        List<CommandMonitor> monitors = target().monitors();
+        try {
+            for (int i = 0; i < 5; i++) {
+                Permit[] permit = new Permit[1];
+                assertThat(CommandMonitor.scriptCommandsDuring(monitors,
+                        () -> permit[0] = semaphore.tryAcquire().orElseThrow())).hasSizeLessThanOrEqualTo(7);
+                assertThat(CommandMonitor.scriptCommandsDuring(monitors, permit[0]::release))
+                        .hasSizeLessThanOrEqualTo(8);
+            }
+            first.release();
+            Permit[] fresh = new Permit[1];
+            assertThat(CommandMonitor.scriptCommandsDuring(monitors,
+                    () -> fresh[0] = semaphore.tryAcquire().orElseThrow())).hasSizeLessThanOrEqualTo(14);
+            fresh[0].release();
+        } finally {
+            for (CommandMonitor monitor : monitors) {
+                monitor.close();
+            }
+        }
     }
 
     @Test

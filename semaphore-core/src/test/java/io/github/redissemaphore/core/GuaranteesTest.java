@@ -28,7 +28,7 @@ class GuaranteesTest {
             throws Exception {
         try (SemaphoreRegistry registry = SemaphoreRegistry.builder(server.connectionFactory()).build()) {
             RedisSemaphore semaphore = registry.semaphore("guarantees",
-                    SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(600)));
+                    SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofSeconds(3)));
             Permit before = semaphore.tryAcquire().orElseThrow();
             CompletableFuture<Permit> lost = new CompletableFuture<>();
             before.onLost(lost::complete);
@@ -50,7 +50,7 @@ class GuaranteesTest {
     @Test
     void aFailoverToAReplicaThatMissedAGrantBreaksTheLimitButTheHolderLearnsAndTokensIncrease(
             @Dedicated RedisServer master, @Dedicated RedisServer replica) throws Exception {
-        SemaphoreSettings one = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofMillis(900));
+        SemaphoreSettings one = SemaphoreSettings.DEFAULTS.withLeaseTime(Duration.ofSeconds(3));
         command(replica, "REPLICAOF", master.host(), String.valueOf(master.port()));
         await().atMost(Duration.ofSeconds(15)).until(() -> replica.info("replication").contains("master_link_status:up"));
         try (SemaphoreRegistry oldSide = SemaphoreRegistry.builder(master.connectionFactory(Duration.ofMillis(500))).build();

@@ -50,7 +50,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private volatile boolean renewalFailing;
     /** A confirmation of claims is scheduled and has not started yet. */
     private final AtomicBoolean confirming = new AtomicBoolean();
-    private long lastReportedMicros;
+    private final NewestUsage newestUsage = new NewestUsage();
     /** Guards retirement against acquisitions starting at the same moment; see {@link #retireIfIdle()}. */
     private final Object lifecycle = new Object();
     private int starting;
@@ -500,15 +500,9 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         }
     }
 
-    /**
-     * Passes usage figures on, newest first only: replies of concurrent calls arrive in any order,
-     * and a gauge must not keep an older figure than it has already shown.
-     */
-    private synchronized void report(Usage usage) {
-        if (usage.serverMicros() > lastReportedMicros) {
-            lastReportedMicros = usage.serverMicros();
-            registry.listeners().usageReported(name(), usage.limit(), usage.used(), usage.waiters());
-        }
+    private void report(Usage usage) {
+        newestUsage.offer(usage, figures -> registry.listeners().usageReported(name(), figures.limit(),
+                figures.used(), figures.waiters()));
     }
 
     @Override

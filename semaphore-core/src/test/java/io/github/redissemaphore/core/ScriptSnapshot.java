@@ -1,0 +1,222 @@
+package io.github.redissemaphore.core;
+
+import io.github.redissemaphore.core.redis.SemaphoreKeys;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * What the five keys of one semaphore hold, read in one read-only Lua call so the picture is
+ * atomic: contents, absolute expiry (ms) and a hex DUMP of every key, and the server time. Checks
+ * the data-model invariants I1, I2 and I4 of {@code _common.lua} on it.
+ *
+ * @param nowMs         server time of the read, ms
+ * @param holders       permit id -> lease deadline (ms)
+ * @param state         the state hash
+ * @param queue         waiter id -> ticket
+ * @param queueDeadline waiter id -> heartbeat deadline (ms)
+ * @param info          id -> raw info record
+ * @param expireAt      key -> absolute expiry in ms (-1: no TTL; -2: no such key)
+ * @param dumps         key -> hex of DUMP ("" when the key does not exist)
+ */
+record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String> state, Map<String, Long> queue,
+                      Map<String, Long> queueDeadline, Map<String, String> info, Map<String, Long> expireAt,
+                      Map<String, String> dumps) {
+
+    /** One parsed info record: "count lease claim token inbox owner". */
+    record Info(int count, long lease, long claim, long token, String inbox, String owner) {
+    }
+
+    private static final Pattern INFO = Pattern.compile("^(\\d+) (\\d+) (\\d+) (\\d+) (\\S+) (.*)$", Pattern.DOTALL);
+
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> READ = RedisScript.of("""
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local out = { string.format('%.0f', now) }
+            for _, key in ipairs(KEYS) do
+              local kind = redis.call('TYPE', key)['ok']
+              local content = {}
+              if kind == 'zset' then
+                content = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+              elseif kind == 'hash' then
+                content = redis.call('HGETALL', key)
+              end
+              local at = redis.pcall('PEXPIRETIME', key)
+              if type(at) == 'table' then
+                local pttl = redis.call('PTTL', key)
+                if pttl >= 0 then at = now + pttl else at = pttl end
+              end
+              local dump = redis.call('DUMP', key)
+              local hex = ''
+              if dump then
+                hex = (string.gsub(dump, '.', function(c) return string.format('%02x', string.byte(c)) end))
+              end
+              out[#out + 1] = { kind, content, at, hex }
+            end
+            return out
+            """, List.class);
+
+    /** Reads the keys of one semaphore. */
+    static ScriptSnapshot take(StringRedisTemplate redis, SemaphoreKeys keys) {
+        List<?> reply = redis.execute(READ, keys.all());
+        Objects.requireNonNull(reply, "no reply to the snapshot script");
+        long now = Long.parseLong((String) reply.get(0));
+        List<Map<String, String>> contents = new ArrayList<>();
+        Map<String, Long> expireAt = new LinkedHashMap<>();
+        Map<String, String> dumps = new LinkedHashMap<>();
+        for (int i = 0; i < keys.all().size(); i++) {
+            List<?> entry = (List<?>) reply.get(i + 1);
+            List<?> flat = (List<?>) entry.get(1);
+            Map<String, String> content = new LinkedHashMap<>();
+            for (int j = 0; j + 1 < flat.size(); j += 2) {
+                content.put((String) flat.get(j), (String) flat.get(j + 1));
+            }
+            contents.add(content);
+            String key = keys.all().get(i);
+            expireAt.put(key, ((Number) entry.get(2)).longValue());
+            dumps.put(key, entry.get(3) == null ? "" : (String) entry.get(3));
+        }
+        return new ScriptSnapshot(now, scores(contents.get(0)), contents.get(1), scores(contents.get(2)),
+                scores(contents.get(3)), contents.get(4), expireAt, dumps);
+    }
+
+    static ScriptSnapshot take(RedisConnectionFactory factory, SemaphoreKeys keys) {
+        return take(new StringRedisTemplate(factory), keys);
+    }
+
+    private static Map<String, Long> scores(Map<String, String> raw) {
+        Map<String, Long> scores = new LinkedHashMap<>();
+        raw.forEach((id, score) -> scores.put(id, new BigDecimal(score).longValue()));
+        return scores;
+    }
+
+    /** @return the parsed info of id, or null when absent or malformed */
+    Info infoOf(String id) {
+        String value = info.get(id);
+        if (value == null) {
+            return null;
+        }
+        Matcher m = INFO.matcher(value);
+        if (!m.matches()) {
+            return null;
+        }
+        return new Info(Integer.parseInt(m.group(1)), Long.parseLong(m.group(2)), Long.parseLong(m.group(3)),
+                Long.parseLong(m.group(4)), m.group(5), m.group(6));
+    }
+
+    /** @return the used counter in the state hash (0 when there is none) */
+    int used() {
+        String used = state.get("used");
+        return used == null ? 0 : new BigDecimal(used).intValueExact();
+    }
+
+    /** @return the sum of the counts recorded for the holders (-1 counted for a holder without info) */
+    int heldCount() {
+        int sum = 0;
+        for (String id : holders.keySet()) {
+            Info r = infoOf(id);
+            sum += r == null ? 1 : r.count();
+        }
+        return sum;
+    }
+
+    /** @return whether nothing of the semaphore is left in Redis */
+    boolean empty() {
+        return dumps.values().stream().allMatch(String::isEmpty);
+    }
+
+    /**
+     * @param limit the limit every call used, or 0 not to check used <= limit
+     * @return what breaks I1, I2 or I4 (empty when they hold)
+     */
+    List<String> violations(int limit) {
+        List<String> problems = new ArrayList<>();
+        // I1: used = the sum of the holders' counts.
+        int sum = 0;
+        for (String id : holders.keySet()) {
+            Info r = infoOf(id);
+            if (r == null) {
+                problems.add("holder " + id + " has no (parsable) info: " + info.get(id));
+                continue;
+            }
+            if (r.token() <= 0) {
+                problems.add("holder " + id + " has token " + r.token());
+            }
+            if (r.count() < 1) {
+                problems.add("holder " + id + " has count " + r.count());
+            }
+            sum += r.count();
+        }
+        if (used() != sum) {
+            problems.add("used = " + used() + " but the holders' counts add up to " + sum);
+        }
+        if (limit > 0 && sum > limit) {
+            problems.add("holders hold " + sum + " permits, over the limit " + limit);
+        }
+        // I2: info for every holder and waiter, none orphaned; no id both; queue = queue-deadline.
+        for (String id : queue.keySet()) {
+            Info r = infoOf(id);
+            if (r == null) {
+                problems.add("waiter " + id + " has no (parsable) info: " + info.get(id));
+            } else if (r.token() != 0) {
+                problems.add("waiter " + id + " has token " + r.token() + " in its info");
+            }
+            if (holders.containsKey(id)) {
+                problems.add(id + " is both a holder and a waiter");
+            }
+        }
+        if (!queue.keySet().equals(queueDeadline.keySet())) {
+            problems.add("queue " + queue.keySet() + " and queue-deadline " + queueDeadline.keySet() + " differ");
+        }
+        Set<String> known = new HashSet<>(holders.keySet());
+        known.addAll(queue.keySet());
+        for (String id : info.keySet()) {
+            if (!known.contains(id)) {
+                problems.add("orphan info " + id + " = " + info.get(id));
+            }
+        }
+        // I4: every key expires, and not before any deadline the semaphore holds.
+        long latest = 0;
+        for (long deadline : holders.values()) {
+            latest = Math.max(latest, deadline);
+        }
+        for (long deadline : queueDeadline.values()) {
+            latest = Math.max(latest, deadline);
+        }
+        for (Map.Entry<String, Long> key : expireAt.entrySet()) {
+            long at = key.getValue();
+            if (at == -1) {
+                problems.add(key.getKey() + " has no TTL");
+            } else if (at >= 0 && at < latest) {
+                problems.add(key.getKey() + " expires at " + at + ", before the deadline " + latest + " it holds");
+            }
+        }
+        return problems;
+    }
+
+    @Override
+    public String toString() {
+        return "ScriptSnapshot[now=" + nowMs + ", holders=" + relative(holders) + ", state=" + state + ", queue="
+                + queue.keySet() + ", queueDeadline=" + relative(queueDeadline) + ", info=" + info + ", expireAt="
+                + relative(expireAt) + "]";
+    }
+
+    private Map<String, String> relative(Map<String, Long> deadlines) {
+        Map<String, String> shown = new LinkedHashMap<>();
+        deadlines.forEach((id, at) -> shown.put(id, at < 0 ? String.valueOf(at) : "now+" + (at - nowMs) + "ms"));
+        return shown;
+    }
+}
