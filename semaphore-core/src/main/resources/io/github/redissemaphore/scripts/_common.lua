@@ -215,6 +215,17 @@ local function purge()
   end
 end
 
+-- Hands a grant to the waiting JVM. A channel with a hash tag lives in this semaphore's slot: it
+-- is a sharded channel (Redis Cluster 7+), and SPUBLISH keeps the message on this shard. One
+-- without (standalone, Sentinel, Redis 6 clusters) gets PUBLISH.
+local function publish(channel, message)
+  if string.find(channel, '{', 1, true) then
+    redis.call('SPUBLISH', channel, message)
+  else
+    redis.call('PUBLISH', channel, message)
+  end
+end
+
 -- Serves the queue strictly in ticket order: the head is granted when it fits, and nobody behind
 -- it is served before it (no overtaking). A grant starts with the waiter's short claim lease,
 -- which its JVM extends to the full lease when it hears of it, so a waiter that died just before
@@ -238,9 +249,9 @@ local function grantWaiters()
     dropWaiters({ id })
     if r and r.count <= LIMIT then
       hold(id, r, r.claim)
-      redis.call('PUBLISH', r.inbox, id .. ' ' .. r.token)
+      publish(r.inbox, id .. ' ' .. r.token)
     elseif r then
-      redis.call('PUBLISH', r.inbox, id .. ' 0')
+      publish(r.inbox, id .. ' 0')
     end
   end
 end

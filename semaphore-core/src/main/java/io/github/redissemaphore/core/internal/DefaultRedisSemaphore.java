@@ -47,6 +47,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private final Map<String, DefaultPermit> held = new ConcurrentHashMap<>();
     private final Map<String, PendingAcquisition> waiting = new ConcurrentHashMap<>();
     private final RenewalTick tick;
+    /** Where grants of this semaphore's waiters reach this JVM. */
+    private final String inboxChannel;
     private volatile boolean renewalFailing;
     /** A confirmation of claims is scheduled and has not started yet. */
     private final AtomicBoolean confirming = new AtomicBoolean();
@@ -62,6 +64,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         this.settings = settings;
         this.keys = SemaphoreKeys.of(registry.keyPrefix(), name);
         this.tick = new RenewalTick(this, registry.scheduler());
+        this.inboxChannel = registry.inbox().channel(keys);
     }
 
     @Override
@@ -149,6 +152,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             retired = true;
         }
         tick.stop();
+        registry.inbox().forget(keys);
         return true;
     }
 
@@ -158,6 +162,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
         boolean wait = !maxWait.isZero();
         if (wait) {
+            registry.inbox().listenFor(keys);
             waiting.put(pending.id, pending);
             registry.route(pending.id, this);
         }
@@ -180,7 +185,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         Acquired reply;
         try {
             reply = commands.acquire(keys, settings.permits(), pending.id, pending.count, settings.leaseTime(),
-                    wait, settings.fair(), registry.waiterHeartbeat(), registry.inboxChannel(), Ids.owner());
+                    wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner());
         } catch (SemaphoreUnavailableException e) {
             if (pending.end(false) != null) {
                 forget(pending);

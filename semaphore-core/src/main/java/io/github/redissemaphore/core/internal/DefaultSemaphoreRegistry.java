@@ -9,17 +9,22 @@ import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.redis.SemaphoreCommands;
 import io.github.redissemaphore.core.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.redis.SemaphoreScripts;
+import io.lettuce.core.cluster.RedisClusterClient;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
+import java.util.function.ObjLongConsumer;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
@@ -45,7 +50,6 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final Listeners listeners;
     private final Duration waiterHeartbeat;
     private final Duration waiterTick;
-    private final String inboxChannel;
     private final Inbox inbox;
     private final Map<String, DefaultRedisSemaphore> semaphores = new ConcurrentHashMap<>();
     /** Waiter id -> its semaphore, to route grants arriving in the inbox. */
@@ -78,8 +82,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
-        this.inboxChannel = SemaphoreKeys.inboxChannel(keyPrefix, Ids.clientId());
-        this.inbox = new Inbox(connectionFactory, this.scheduler, inboxChannel, this::inboxGrant);
+        this.inbox = inbox(connectionFactory, keyPrefix, this.scheduler, this::inboxGrant);
     }
 
     @Override
@@ -243,7 +246,34 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         return waiterTick;
     }
 
-    String inboxChannel() {
-        return inboxChannel;
+    Inbox inbox() {
+        return inbox;
+    }
+
+    /**
+     * Sharded pub/sub on a Redis Cluster of Redis 7 or newer (a Redis that cannot be asked now is
+     * taken to be one: Redis 6 is past its end of life); one channel per JVM elsewhere.
+     */
+    private static Inbox inbox(RedisConnectionFactory connectionFactory, String keyPrefix, TaskScheduler scheduler,
+                               ObjLongConsumer<String> grants) {
+        String clientId = Ids.clientId();
+        if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
+                && lettuce.getNativeClient() instanceof RedisClusterClient client && redisVersion(lettuce) >= 7) {
+            return new ShardedInbox(client, clientId, grants);
+        }
+        return new JvmInbox(connectionFactory, scheduler, SemaphoreKeys.inboxChannel(keyPrefix, clientId), grants);
+    }
+
+    /** @return the lowest major version of the cluster's nodes, or 7 when they cannot be asked */
+    private static int redisVersion(LettuceConnectionFactory factory) {
+        try (RedisClusterConnection connection = factory.getClusterConnection()) {
+            Properties info = connection.serverCommands().info("server");
+            return info == null ? 7 : info.stringPropertyNames().stream()
+                    .filter(key -> key.endsWith("redis_version"))
+                    .mapToInt(key -> Integer.parseInt(info.getProperty(key).split("\\.")[0]))
+                    .min().orElse(7);
+        } catch (RuntimeException e) {
+            return 7;
+        }
     }
 }

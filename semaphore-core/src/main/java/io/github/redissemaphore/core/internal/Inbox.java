@@ -1,102 +1,40 @@
 package io.github.redissemaphore.core.internal;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import io.github.redissemaphore.core.redis.SemaphoreKeys;
+
 import java.util.function.ObjLongConsumer;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.springframework.data.redis.connection.Message;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.listener.ChannelTopic;
-import org.springframework.data.redis.listener.RedisMessageListenerContainer;
-import org.springframework.scheduling.TaskScheduler;
-import org.springframework.util.backoff.FixedBackOff;
-
 /**
- * This JVM's one pub/sub channel, on which the scripts hand grants straight to it as
- * {@code "<waiter id> <fencing token>"}. Spring's listener container keeps the subscription
- * alive across reconnects; a message lost meanwhile only delays its waiter until the next tick.
+ * Where this JVM hears of its grants: the scripts publish {@code "<waiter id> <fencing token>"}
+ * on the channel a waiter named when it joined the queue (direct hand-off, no polling). A message
+ * lost on the way only delays its waiter until the next renewal tick, which reports the grant.
  */
-final class Inbox {
+interface Inbox {
 
-    private static final Logger log = LoggerFactory.getLogger(Inbox.class);
-    private static final Duration RETRY = Duration.ofSeconds(1);
+    /** @return the channel the scripts publish grants of this semaphore's waiters on */
+    String channel(SemaphoreKeys keys);
 
-    private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
-    private final TaskScheduler scheduler;
-    private final String channel;
-    /** One ordered thread, so a slow callback of a completed future never stalls Redis I/O. */
-    private final ExecutorService dispatch = Executors.newSingleThreadExecutor(runnable -> {
-        Thread thread = new Thread(runnable, "semaphore-inbox");
-        thread.setDaemon(true);
-        return thread;
-    });
-    private volatile boolean stopped;
+    /** Called before this JVM's waiters join the semaphore's queue: subscribe if not yet done. */
+    void listenFor(SemaphoreKeys keys);
 
-    Inbox(RedisConnectionFactory connectionFactory, TaskScheduler scheduler, String channel,
-          ObjLongConsumer<String> grants) {
-        this.scheduler = scheduler;
-        this.channel = channel;
-        container.setConnectionFactory(connectionFactory);
-        container.setTaskExecutor(dispatch);
-        container.setRecoveryBackoff(new FixedBackOff(RETRY.toMillis()));
-        container.setBeanName("semaphore-inbox");
-        container.addMessageListener((Message message, byte[] pattern) -> {
-            String body = new String(message.getBody(), StandardCharsets.UTF_8);
-            int space = body.indexOf(' ');
-            if (space > 0) {
-                grants.accept(body.substring(0, space), Long.parseLong(body.substring(space + 1)));
+    /** The registry forgot the semaphore: its channel, if it has one of its own, can go. */
+    void forget(SemaphoreKeys keys);
+
+    /** Subscribes what every semaphore shares; if Redis is not there yet, keeps trying. */
+    void start();
+
+    /** Unsubscribes and stops delivering. */
+    void stop();
+
+    /** Parses one message and passes the grant on; anything malformed is dropped. */
+    static void deliver(String message, ObjLongConsumer<String> grants) {
+        int space = message.indexOf(' ');
+        if (space > 0) {
+            try {
+                grants.accept(message.substring(0, space), Long.parseLong(message.substring(space + 1)));
+            } catch (NumberFormatException e) {
+                // not ours: the tick serves the waiter anyway
             }
-        }, new ChannelTopic(channel));
-        container.afterPropertiesSet();
-    }
-
-    /**
-     * Subscribes, waiting (bounded) for Redis to confirm, so no grant is published before it
-     * listens. If Redis is not there yet, the application still starts: subscribing is retried
-     * every second, and waiters are served by the renewal tick meanwhile.
-     */
-    void start() {
-        try {
-            container.start();
-        } catch (RuntimeException e) {
-            log.warn("Could not subscribe to {} ({}); retrying every {} s, waiters are served by the renewal tick"
-                    + " meanwhile", channel, e.getMessage(), RETRY.toSeconds());
-            retryLater();
-        }
-    }
-
-    private void retryLater() {
-        container.stop();
-        if (!stopped) {
-            scheduler.schedule(this::retry, Instant.now().plus(RETRY));
-        }
-    }
-
-    private void retry() {
-        if (stopped) {
-            return;
-        }
-        try {
-            container.start();
-            log.info("Subscribed to {}", channel);
-        } catch (RuntimeException e) {
-            retryLater();
-        }
-    }
-
-    void stop() {
-        stopped = true;
-        try {
-            container.destroy();
-        } catch (Exception e) {
-            // closing anyway: the subscription dies with its connection
-        } finally {
-            dispatch.shutdown();
         }
     }
 }

@@ -18,8 +18,21 @@ public record SemaphoreKeys(String name, List<String> all) {
                 base + "queue-deadline", base + "info"));
     }
 
-    /** @return the pub/sub channel on which the JVM with that client id hears of its grants */
+    /**
+     * @return the pub/sub channel on which the JVM with that client id hears of grants of every
+     *         semaphore: published with {@code PUBLISH} (standalone, Sentinel, Redis 6 clusters)
+     */
     public static String inboxChannel(String prefix, String clientId) {
         return prefix + ":inbox:" + clientId;
+    }
+
+    /**
+     * @return the sharded pub/sub channel on which the JVM with that client id hears of grants of
+     *         this semaphore: it carries the hash tag, so it lives in the semaphore's slot and the
+     *         scripts publish to it with {@code SPUBLISH} (Redis Cluster 7+)
+     */
+    public String channel(String clientId) {
+        String holders = all.get(0);
+        return holders.substring(0, holders.length() - "holders".length()) + "inbox:" + clientId;
     }
 }

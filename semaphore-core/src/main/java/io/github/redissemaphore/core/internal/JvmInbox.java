@@ -1,0 +1,117 @@
+package io.github.redissemaphore.core.internal;
+
+import io.github.redissemaphore.core.redis.SemaphoreKeys;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.ObjLongConsumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.data.redis.connection.Message;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+import org.springframework.scheduling.TaskScheduler;
+import org.springframework.util.backoff.FixedBackOff;
+
+/**
+ * The inbox of a JVM on a standalone Redis, Sentinel, or a Redis 6 cluster: one pub/sub channel
+ * per JVM ({@code <prefix>:inbox:<client id>}), to which the scripts {@code PUBLISH}. Spring's
+ * listener container keeps the subscription alive across reconnects; a message lost meanwhile
+ * only delays its waiter until the next tick.
+ */
+final class JvmInbox implements Inbox {
+
+    private static final Logger log = LoggerFactory.getLogger(JvmInbox.class);
+    private static final Duration RETRY = Duration.ofSeconds(1);
+
+    private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+    private final TaskScheduler scheduler;
+    private final String channel;
+    /** One ordered thread, so a slow callback of a completed future never stalls Redis I/O. */
+    private final ExecutorService dispatch = Executors.newSingleThreadExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "semaphore-inbox");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private volatile boolean stopped;
+
+    JvmInbox(RedisConnectionFactory connectionFactory, TaskScheduler scheduler, String channel,
+             ObjLongConsumer<String> grants) {
+        this.scheduler = scheduler;
+        this.channel = channel;
+        container.setConnectionFactory(connectionFactory);
+        container.setTaskExecutor(dispatch);
+        container.setRecoveryBackoff(new FixedBackOff(RETRY.toMillis()));
+        container.setBeanName("semaphore-inbox");
+        container.addMessageListener((Message message, byte[] pattern) ->
+                Inbox.deliver(new String(message.getBody(), StandardCharsets.UTF_8), grants), new ChannelTopic(channel));
+        container.afterPropertiesSet();
+    }
+
+    /**
+     * Subscribes, waiting (bounded) for Redis to confirm, so no grant is published before it
+     * listens. If Redis is not there yet, the application still starts: subscribing is retried
+     * every second, and waiters are served by the renewal tick meanwhile.
+     */
+    @Override
+    public String channel(SemaphoreKeys keys) {
+        return channel;
+    }
+
+    @Override
+    public void listenFor(SemaphoreKeys keys) {
+        // subscribed once for all semaphores
+    }
+
+    @Override
+    public void forget(SemaphoreKeys keys) {
+        // the one channel stays
+    }
+
+    @Override
+    public void start() {
+        try {
+            container.start();
+        } catch (RuntimeException e) {
+            log.warn("Could not subscribe to {} ({}); retrying every {} s, waiters are served by the renewal tick"
+                    + " meanwhile", channel, e.getMessage(), RETRY.toSeconds());
+            retryLater();
+        }
+    }
+
+    private void retryLater() {
+        container.stop();
+        if (!stopped) {
+            scheduler.schedule(this::retry, Instant.now().plus(RETRY));
+        }
+    }
+
+    private void retry() {
+        if (stopped) {
+            return;
+        }
+        try {
+            container.start();
+            log.info("Subscribed to {}", channel);
+        } catch (RuntimeException e) {
+            retryLater();
+        }
+    }
+
+    @Override
+    public void stop() {
+        stopped = true;
+        try {
+            container.destroy();
+        } catch (Exception e) {
+            // closing anyway: the subscription dies with its connection
+        } finally {
+            dispatch.shutdown();
+        }
+    }
+}
