@@ -2,7 +2,10 @@
 -- KEYS (all with the hash tag {name}, so one cluster slot):
 --   1 holders        ZSET permit id -> lease deadline (server ms)
 --   2 state          HASH used (permits held), seq (tickets and fencing tokens), expires (server ms
---                         at which every key of the semaphore expires), limit (last limit seen)
+--                         at which every key of the semaphore expires), limit (last limit seen),
+--                         waiters (ids in the queue), next (a lower bound of the earliest lease
+--                         deadline, 'none' without holders): one HMGET gives a script all it
+--                         needs on the hot path, with no read of the holders or the queue
 --   3 queue          ZSET waiter id -> ticket (arrival order)
 --   4 queue-deadline ZSET waiter id -> heartbeat deadline (server ms)
 --   5 info           HASH id -> "count lease claim token inbox owner" (lease and claim in ms; token 0
@@ -19,7 +22,9 @@
 --      queue and queue-deadline hold the same ids;
 --   I3 a grant never takes used above the limit of the call that makes it, and waiters are granted
 --      strictly in ticket order (nobody overtakes the head);
---   I4 every key has a TTL past every deadline it holds, so an idle semaphore leaves nothing behind.
+--   I4 every key has a TTL past every deadline it holds, so an idle semaphore leaves nothing behind;
+--   I5 state.waiters is the size of the queue, and state.next is at most the earliest lease
+--      deadline (renew re-derives both from the keys, and a missing state key is rebuilt from them).
 -- Each script checks its arguments before its first write, and every write below keeps I1..I4 for
 -- any id a client can send (unknown, expired, released, granted or cancelled), so no script can
 -- fail half-way (Redis does not roll back a script that errors).
@@ -60,22 +65,18 @@ local clock = redis.call('TIME')
 local NOW_MS = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local NOW_US = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 
-local state = redis.call('HMGET', STATE, 'used', 'seq', 'expires', 'limit')
+local state = redis.call('HMGET', STATE, 'used', 'seq', 'expires', 'limit', 'waiters', 'next')
 local USED = tonumber(state[1]) or 0
 local SEQ = tonumber(state[2]) or 0
 local EXPIRES = tonumber(state[3]) or 0
 local LAST_LIMIT = tonumber(state[4])
+local WAITERS = tonumber(state[5]) or 0
+-- Lower bound of the earliest lease deadline (nil: no holder); purging waits for it to pass.
+local EARLIEST = tonumber(state[6])
 local SEQ_CHANGED = false
-local WAITERS = redis.call('ZCARD', QUEUE)
--- Earliest lease deadline, kept as a lower bound while the script runs (nil: no holder).
-local EARLIEST = tonumber(redis.call('ZRANGE', HOLDERS, 0, 0, 'WITHSCORES')[2])
 -- Latest deadline this call wrote, and keys this call created (they start without a TTL).
 local HORIZON = NOW_MS
 local CREATED = {}
--- I1 self-check: no holder, nothing used (a state key may outlive its holders).
-if not EARLIEST then
-  USED = 0
-end
 
 local function parseInfo(value)
   if not value then
@@ -123,6 +124,29 @@ local function recount()
     end
   end
   USED = used
+end
+
+-- I5: reads the queue size and the earliest deadline from the keys themselves (renew does it on
+-- every tick; any script does it when the state key is missing while other keys remain).
+local function derive()
+  WAITERS = redis.call('ZCARD', QUEUE)
+  EARLIEST = tonumber(redis.call('ZRANGE', HOLDERS, 0, 0, 'WITHSCORES')[2])
+  if not EARLIEST then
+    USED = 0
+  end
+  -- I4: the keys' expiry must also cover deadlines other calls wrote.
+  local last = math.max(tonumber(redis.call('ZRANGE', HOLDERS, -1, -1, 'WITHSCORES')[2]) or 0,
+      tonumber(redis.call('ZRANGE', QUEUE_DEADLINE, -1, -1, 'WITHSCORES')[2]) or 0)
+  if last > HORIZON then
+    HORIZON = last
+  end
+end
+
+if not state[2] then
+  derive()
+  if EARLIEST then
+    recount()
+  end
 end
 
 -- Tickets and fencing tokens: strictly increasing, and never below the server clock in
@@ -176,21 +200,28 @@ local function dropWaiters(ids)
   return removed
 end
 
--- Sets holder id's deadline to ms from now (the owner renews or confirms a claim); id holds.
+-- Sets holder id's deadline to ms from now (the owner renews or confirms a claim); id holds. The
+-- new deadline may be earlier than the old one (a claim confirmed to a shorter lease), so the
+-- lower bound of the earliest deadline follows it down.
 local function extend(id, ms)
-  redis.call('ZADD', HOLDERS, 'XX', deadline(ms), id)
+  local at = deadline(ms)
+  redis.call('ZADD', HOLDERS, 'XX', at, id)
+  if not EARLIEST or at < EARLIEST then
+    EARLIEST = at
+  end
 end
 
 -- Expired leases give their permits back; waiters whose JVM stopped heartbeating leave the queue.
--- Skipped (one read above) while the earliest lease is in the future.
+-- Skipped while the earliest lease (its lower bound in the state) is in the future; once that has
+-- passed, the bound is read again from the holders (a renewed lease moved it out).
 local function purge()
   if EARLIEST and EARLIEST <= NOW_MS then
     local ids = redis.call('ZRANGEBYSCORE', HOLDERS, '-inf', NOW_MS, 'LIMIT', 0, PURGE_BATCH)
+    local complete = true
     if #ids > 0 then
       local values = redis.call('HMGET', INFO, unpack(ids))
       redis.call('ZREM', HOLDERS, unpack(ids))
       redis.call('HDEL', INFO, unpack(ids))
-      local complete = true
       for i = 1, #ids do
         local r = parseInfo(values[i])
         if r then
@@ -199,12 +230,12 @@ local function purge()
           complete = false
         end
       end
-      EARLIEST = tonumber(redis.call('ZRANGE', HOLDERS, 0, 0, 'WITHSCORES')[2])
-      if not EARLIEST then
-        USED = 0
-      elseif not complete or USED < 0 then
-        recount()
-      end
+    end
+    EARLIEST = tonumber(redis.call('ZRANGE', HOLDERS, 0, 0, 'WITHSCORES')[2])
+    if not EARLIEST then
+      USED = 0
+    elseif not complete or USED < 0 then
+      recount()
     end
   end
   if WAITERS > 0 then
@@ -260,7 +291,7 @@ end
 -- reply: {used, limit, waiters, server time us, ms until the earliest lease ends, own...}.
 -- refresh: set every key's TTL even when the horizon needs none (renew does, as a self-repair).
 local function finish(own, refresh)
-  local fields = { 'used', USED }
+  local fields = { 'used', USED, 'waiters', WAITERS, 'next', EARLIEST and string.format('%.0f', EARLIEST) or 'none' }
   if SEQ_CHANGED then
     fields[#fields + 1] = 'seq'
     fields[#fields + 1] = string.format('%.0f', SEQ)
@@ -270,8 +301,9 @@ local function finish(own, refresh)
     fields[#fields + 1] = LIMIT
   end
   -- Large numbers go out through %.0f: Redis may print a Lua number in exponent form.
+  -- The expiry only ever moves out: it covers deadlines of earlier calls too (I4).
   if refresh or EXPIRES == 0 or HORIZON + KEY_MIN_MARGIN_MS > EXPIRES then
-    EXPIRES = HORIZON + (HORIZON - NOW_MS) + KEY_MARGIN_MS
+    EXPIRES = math.max(EXPIRES, HORIZON + (HORIZON - NOW_MS) + KEY_MARGIN_MS)
     local at = string.format('%.0f', EXPIRES)
     fields[#fields + 1] = 'expires'
     fields[#fields + 1] = at

@@ -8,7 +8,7 @@
 --   status 1: granted, token = fencing token; 2: queued, token = ticket; 0: refused, token = 0
 -- Idempotent per id (a client library may send a command twice after a reconnect): an id that
 -- holds already is answered granted with its token (its lease confirmed in full), an id that
--- waits already is answered queued with its ticket (its heartbeat refreshed). Keeps I1..I4.
+-- waits already is answered queued with its ticket (its heartbeat refreshed). Keeps I1..I5.
 local id = argId(2)
 local count = argNumber(3, 1, LIMIT)
 local lease = argNumber(4, 1, 86400000)

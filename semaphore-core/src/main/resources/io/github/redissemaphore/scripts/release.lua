@@ -3,7 +3,7 @@
 -- ARGV: 1 limit, 2 permit id
 -- Returns: {used, limit, waiters, time, earliest, released}; released 1 when the id held permits,
 --   else 0 (released before, expired, a waiter, or never existed: nothing else changes).
--- Keeps I1..I4: the count given back is the one recorded with the id, read before it is removed.
+-- Keeps I1..I5: the count given back is the one recorded with the id, read before it is removed.
 local id = argId(2)
 
 purge()

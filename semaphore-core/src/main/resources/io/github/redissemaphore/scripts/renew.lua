@@ -7,9 +7,12 @@
 -- Returns: {used, limit, waiters, time, earliest, renewed, s1, s2, ...}: renewed = leases extended;
 --   per id in ARGV order, the fencing token when it holds permits (now extended), 0 while it still
 --   waits, -1 when it is gone (lease expired, released by force, wiped, or heartbeat missed).
--- Keeps I1..I4, and sets every key's TTL anew (a self-repair that costs one call per tick).
+-- Keeps I1..I5, and repairs what a hand outside the scripts may have broken: it re-derives the
+-- queue size and the earliest deadline from the keys, and sets every key's TTL anew (a few reads
+-- and writes once per tick, never on the hot path).
 local heartbeat = argNumber(2, 1, 86400000)
 
+derive()
 purge()
 grantWaiters()
 

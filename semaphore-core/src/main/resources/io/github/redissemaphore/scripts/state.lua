@@ -5,7 +5,7 @@
 -- Returns: {used, limit, waiters, time, earliest, holders, queued}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
 --   queued:  {{id, count, owner}, ...} in the order they will be served
--- Keeps I1..I4; when it lists every holder it also recounts used (I1 self-check).
+-- Keeps I1..I5; when it lists every holder it also recounts used (I1 self-check).
 local most = argNumber(2, 1, 100000)
 
 purge()

@@ -187,9 +187,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             reply = commands.acquire(keys, settings.permits(), pending.id, pending.count, settings.leaseTime(),
                     wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner());
         } catch (SemaphoreUnavailableException e) {
+            // An interrupt of the caller stops the client library's wait too: that is no outage.
+            Throwable failure = Thread.currentThread().isInterrupted()
+                    ? new CancellationException("interrupted while acquiring semaphore '" + name() + "'") : e;
             if (pending.end(false) != null) {
                 forget(pending);
-                pending.future.completeExceptionally(e);
+                pending.future.completeExceptionally(failure);
             }
             if (!pending.isGranted()) {
                 // The call may have reached Redis before failing here: take back what it may have
@@ -230,6 +233,11 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             return pending.future.get();
         } catch (InterruptedException e) {
             abandon(pending, new CancellationException("interrupted while waiting for semaphore '" + name() + "'"));
+            throw e;
+        } catch (CancellationException e) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException(e.getMessage());
+            }
             throw e;
         } catch (ExecutionException e) {
             if (e.getCause() instanceof SemaphoreException cause) {
