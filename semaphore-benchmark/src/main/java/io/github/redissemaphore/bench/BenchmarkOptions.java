@@ -1,0 +1,94 @@
+package io.github.redissemaphore.bench;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What to run and for how long, from system properties ({@code -Dbench.rounds=5} on the Maven
+ * command line). The defaults keep a full run to about three minutes on a 2-core machine.
+ *
+ * @param rounds          measured rounds per thread count of the throughput measure; the median is shown
+ * @param roundDuration   length of one throughput round (the warm-up round is as long)
+ * @param threads         thread counts of the throughput measure
+ * @param redissonPool    Redisson's connection pool (and minimum idle connections) on the main client
+ * @param handoffs        measured hand-offs per contender, after a tenth as many (at least 50) warm-up ones
+ * @param settle          pause between a waiter starting to wait and the holder releasing, so the
+ *                        waiter is really waiting (queued, subscribed) when the clock starts
+ * @param waiters         callers that wait at once in the idle-waiters measure
+ * @param waitWindow      how long their commands are counted
+ * @param holders         holder counts of the scaling measure
+ * @param scalingWaiters  waiters queued in the second column of the scaling measure
+ * @param scalingPairs    acquire + release pairs whose Redis cost is read per holder count
+ * @param renewalPermits  permits held with a short lease in the renewal measure
+ * @param renewalTicks    renewal ticks counted
+ * @param measures        which measures to run: throughput, handoff, waiters, holders, renewal
+ */
+record BenchmarkOptions(int rounds, Duration roundDuration, int[] threads, int redissonPool, int handoffs,
+                        Duration settle, int waiters, Duration waitWindow, int[] holders, int scalingWaiters,
+                        int scalingPairs, int renewalPermits, int renewalTicks, Set<String> measures) {
+
+    static final Set<String> ALL = Set.of("throughput", "handoff", "waiters", "holders", "renewal");
+
+    static BenchmarkOptions fromSystemProperties() {
+        Set<String> measures = new TreeSet<>(Arrays.asList(text("measures", String.join(",", ALL)).split(",")));
+        if (!ALL.containsAll(measures)) {
+            throw new IllegalArgumentException("bench.measures must be a comma-separated subset of " + ALL
+                    + ", but was " + measures);
+        }
+        return new BenchmarkOptions(
+                number("rounds", 3),
+                Duration.ofMillis((long) (decimal("seconds", 2) * 1000)),
+                numbers("threads", "1,8,64"),
+                number("redissonPool", 64),
+                number("handoffs", 1000),
+                Duration.ofMillis(number("settleMillis", 2)),
+                number("waiters", 100),
+                Duration.ofMillis((long) (decimal("waitSeconds", 5) * 1000)),
+                numbers("holders", "10,1000,10000"),
+                number("scalingWaiters", 1000),
+                number("pairs", 2000),
+                number("renewalPermits", 1000),
+                number("renewalTicks", 3),
+                measures);
+    }
+
+    /** @return whether the measure of that name is to run */
+    boolean runs(String measure) {
+        return measures.contains(measure);
+    }
+
+    /** @return the hand-offs before the measured ones */
+    int handoffWarmup() {
+        return Math.max(handoffs / 10, 50);
+    }
+
+    /** @return the property settings, for the header of the report */
+    String describe() {
+        return String.format("bench.rounds=%d bench.seconds=%s bench.threads=%s bench.handoffs=%d bench.waiters=%d"
+                        + " bench.waitSeconds=%s bench.holders=%s bench.pairs=%d bench.renewalPermits=%d"
+                        + " bench.renewalTicks=%d", rounds, roundDuration.toMillis() / 1000.0, join(threads), handoffs,
+                waiters, waitWindow.toMillis() / 1000.0, join(holders), scalingPairs, renewalPermits, renewalTicks);
+    }
+
+    private static String join(int[] values) {
+        return String.join(",", Arrays.stream(values).mapToObj(String::valueOf).toList());
+    }
+
+    private static String text(String name, String fallback) {
+        return System.getProperty("bench." + name, fallback).trim();
+    }
+
+    private static int number(String name, int fallback) {
+        return Integer.parseInt(text(name, String.valueOf(fallback)));
+    }
+
+    private static double decimal(String name, double fallback) {
+        return Double.parseDouble(text(name, String.valueOf(fallback)));
+    }
+
+    private static int[] numbers(String name, String fallback) {
+        return Arrays.stream(text(name, fallback).split(",")).map(String::trim).mapToInt(Integer::parseInt).toArray();
+    }
+}
