@@ -15,9 +15,11 @@ import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -36,6 +38,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.concurrent.SimpleAsyncTaskScheduler;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -204,12 +207,21 @@ class DistributedSemaphoreAutoConfigurationTest {
 
     @Test
     void runsItsTicksOnTheSchedulerNamedForIt() {
-        SimpleAsyncTaskScheduler scheduler = new SimpleAsyncTaskScheduler();
-        scheduler.setThreadNamePrefix("app-scheduler-");
+        AtomicInteger scheduled = new AtomicInteger();
+        SimpleAsyncTaskScheduler scheduler = new SimpleAsyncTaskScheduler() {
+            @Override
+            public ScheduledFuture<?> schedule(Runnable task, Instant startTime) {
+                scheduled.incrementAndGet();
+                return super.schedule(task, startTime);
+            }
+        };
         runner.withBean(DistributedSemaphoreAutoConfiguration.TASK_SCHEDULER_BEAN_NAME, TaskScheduler.class,
                         () -> scheduler)
-                .run(context -> assertThat(threadEndingAWait(context.getBean(SemaphoreRegistry.class)))
-                        .startsWith("app-scheduler-"));
+                .run(context -> {
+                    endAWait(context.getBean(SemaphoreRegistry.class));
+                    // the wait's deadline and the tick were timed by the scheduler named for the registry
+                    assertThat(scheduled).hasPositiveValue();
+                });
     }
 
     @Test
@@ -217,24 +229,19 @@ class DistributedSemaphoreAutoConfigurationTest {
         runner.withUserConfiguration(SchedulingApplication.class)
                 .withConfiguration(AutoConfigurations.of(TaskSchedulingAutoConfiguration.class))
                 .run(context -> {
-                    assertThat(context).hasBean("taskScheduler");
-                    // the registry's own scheduler, which keeps running until the registry stops
-                    assertThat(threadEndingAWait(context.getBean(SemaphoreRegistry.class)))
-                            .startsWith("semaphore-tick-");
+                    ThreadPoolTaskScheduler application = context.getBean("taskScheduler", ThreadPoolTaskScheduler.class);
+                    long before = application.getScheduledThreadPoolExecutor().getTaskCount();
+                    endAWait(context.getBean(SemaphoreRegistry.class));
+                    // the registry timed it on its own scheduler, which keeps running until the registry stops
+                    assertThat(application.getScheduledThreadPoolExecutor().getTaskCount()).isEqualTo(before);
                 });
     }
 
-    /** @return the thread on which a wait that runs out is ended: the scheduler's */
-    private static String threadEndingAWait(SemaphoreRegistry registry) throws InterruptedException {
+    /** Lets a wait run out: its deadline is timed by the registry's scheduler. */
+    private static void endAWait(SemaphoreRegistry registry) throws InterruptedException {
         RedisSemaphore semaphore = registry.semaphore("scheduled");
         try (Permit held = semaphore.tryAcquire().orElseThrow()) {
-            CompletableFuture<String> thread = new CompletableFuture<>();
-            semaphore.acquireAsync(1, Duration.ofMillis(100))
-                    .whenComplete((permit, error) -> thread.complete(Thread.currentThread().getName()));
-            await().until(thread::isDone);
-            Optional<Permit> none = semaphore.tryAcquire();
-            assertThat(none).isEmpty();
-            return thread.join();
+            assertThat(semaphore.tryAcquire(Duration.ofMillis(100))).isEmpty();
         }
     }
 

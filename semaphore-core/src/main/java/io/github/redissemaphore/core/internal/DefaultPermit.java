@@ -97,6 +97,11 @@ final class DefaultPermit implements Permit {
         return !confirmed && phase.get() == Phase.HELD;
     }
 
+    /** @return System.nanoTime() at which the lease ends as far as this JVM can tell */
+    long leaseEndsNanos() {
+        return leaseEndsNanos;
+    }
+
     /** @return whether the lease is past its end as far as this JVM can tell */
     boolean leaseOverdue() {
         return System.nanoTime() - leaseEndsNanos >= 0;

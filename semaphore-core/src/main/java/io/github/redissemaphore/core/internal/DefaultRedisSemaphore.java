@@ -10,7 +10,6 @@ import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.redis.SemaphoreCommands;
 import io.github.redissemaphore.core.redis.SemaphoreCommands.Acquired;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Cancelled;
 import io.github.redissemaphore.core.redis.SemaphoreCommands.Renewed;
 import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
 import io.github.redissemaphore.core.redis.SemaphoreKeys;
@@ -25,7 +24,11 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +42,10 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private static final Logger log = LoggerFactory.getLogger(DefaultRedisSemaphore.class);
     /** Most holders and waiters {@link #state()} lists. */
     private static final int STATE_LIST_LIMIT = 1000;
+    /** How long past its deadline a wait may take to learn from Redis whether it was granted. */
+    private static final Duration ANSWER_GRACE = Duration.ofMillis(150);
+    /** How often a clean-up that Redis did not answer is sent again. */
+    private static final Duration RETRY = Duration.ofSeconds(1);
 
     private final DefaultSemaphoreRegistry registry;
     private final SemaphoreCommands commands;
@@ -50,6 +57,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     /** Where grants of this semaphore's waiters reach this JVM. */
     private final String inboxChannel;
     private volatile boolean renewalFailing;
+    /** A tick's renewal is in flight. */
+    private final AtomicBoolean renewing = new AtomicBoolean();
     /** A confirmation of claims is scheduled and has not started yet. */
     private final AtomicBoolean confirming = new AtomicBoolean();
     private final NewestUsage newestUsage = new NewestUsage();
@@ -256,19 +265,21 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         }
     }
 
-    /** The wait ends without a permit (interrupt, cancel, shutdown): leave the queue, leak nothing. */
-    private void abandon(PendingAcquisition pending, Throwable cause) {
+    /**
+     * The wait ends without a permit (interrupt, cancel, shutdown): leave the queue, leak nothing.
+     *
+     * @return the clean-up in Redis, done when Redis answered (or gave up on)
+     */
+    private CompletableFuture<Void> abandon(PendingAcquisition pending, Throwable cause) {
         PendingAcquisition.Phase from = pending.end(false);
         if (from == null) {
             // Granted meanwhile: the permit goes back as soon as it exists.
             pending.future.thenAccept(Permit::release);
-            return;
+            return CompletableFuture.completedFuture(null);
         }
         forget(pending);
-        if (from == PendingAcquisition.Phase.QUEUED) {
-            cancelQuietly(pending.id);
-        }
         pending.future.completeExceptionally(cause);
+        return from == PendingAcquisition.Phase.QUEUED ? cleanUp(pending.id) : CompletableFuture.completedFuture(null);
     }
 
     private void deadlinePassed(PendingAcquisition pending) {
@@ -282,20 +293,41 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             reject(pending);
             return;
         }
-        try {
-            Cancelled reply = commands.cancel(keys, settings.permits(), pending.id, false);
-            seen(reply.usage());
-            if (reply.grantedToken() > 0) {
-                // Granted just before the deadline (its message is still on the way); cancel
-                // confirmed its claim as a full lease.
-                grant(pending, reply.grantedToken(), sentNanos, true);
-            } else {
-                reject(pending);
+        // Asynchronous: the scheduler thread is free at once, whatever Redis does. The caller hears
+        // by max(wait, command timeout) + ANSWER_GRACE at the latest: if Redis has not said by then
+        // whether the wait was granted meanwhile, the caller gets SemaphoreUnavailableException
+        // and the clean-up goes on in the background (giving back a grant it finds).
+        AtomicBoolean answered = new AtomicBoolean();
+        long answerBy = pending.startNanos + Math.max(pending.maxWait.toNanos(), commands.timeout().toNanos())
+                + ANSWER_GRACE.toNanos();
+        ScheduledFuture<?> timer = registry.scheduler().schedule(() -> {
+            if (answered.compareAndSet(false, true)) {
+                forget(pending);
+                pending.future.completeExceptionally(new SemaphoreUnavailableException("The wait for semaphore '"
+                        + name() + "' ended, and Redis did not answer in time to say whether it had been granted"));
             }
-        } catch (SemaphoreUnavailableException e) {
-            forget(pending);
-            pending.future.completeExceptionally(e);
-        }
+        }, Instant.now().plusNanos(Math.max(answerBy - System.nanoTime(), 0)));
+        commands.cancelAsync(keys, settings.permits(), pending.id, false).whenCompleteAsync((reply, error) -> {
+            timer.cancel(false);
+            if (!answered.compareAndSet(false, true)) {
+                // The caller has been answered: whatever this found goes back.
+                cleanUp(pending.id);
+            } else if (error != null) {
+                forget(pending);
+                pending.future.completeExceptionally(SemaphoreCommands.failure(error));
+                // The entry may still be there, or granted: take it back once Redis answers.
+                cleanUp(pending.id);
+            } else {
+                seen(reply.usage());
+                if (reply.grantedToken() > 0) {
+                    // Granted just before the deadline (its message is still on the way); cancel
+                    // confirmed its claim as a full lease.
+                    grant(pending, reply.grantedToken(), sentNanos, true);
+                } else {
+                    reject(pending);
+                }
+            }
+        }, registry.callbacks());
     }
 
     /**
@@ -350,15 +382,47 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     /** Takes back, off the caller's thread, whatever a call for this acquisition may have left in Redis. */
     private void undo(PendingAcquisition pending) {
-        registry.scheduler().schedule(() -> cancelQuietly(pending.id), Instant.now());
+        cleanUp(pending.id);
     }
 
-    private void cancelQuietly(String id) {
-        try {
-            seen(commands.cancel(keys, settings.permits(), id, true).usage());
-        } catch (SemaphoreUnavailableException e) {
-            log.debug("Could not take {} out of semaphore '{}'; it ends with its lease or heartbeat", id, name(), e);
-        }
+    /**
+     * Takes waiter or claim {@code id} out of Redis (giving back a grant it got meanwhile), without
+     * blocking a thread, and again every second while Redis does not answer, until the entry's own
+     * lease or heartbeat would have ended it anyway.
+     */
+    private CompletableFuture<Void> cleanUp(String id) {
+        return persist("take " + id + " out of", () -> commands.cancelAsync(keys, settings.permits(), id, true),
+                reply -> seen(reply.usage()));
+    }
+
+    /**
+     * Sends a call that must reach Redis (a clean-up): on failure it is sent again every
+     * {@link #RETRY}, for as long as the entry it is about could still be in Redis (its lease or
+     * heartbeat, whichever is longer), and not after shutdown.
+     *
+     * @return completes when Redis answered, or when it gave up
+     */
+    private <T> CompletableFuture<Void> persist(String what, Supplier<CompletableFuture<T>> call, Consumer<T> onReply) {
+        long untilNanos = System.nanoTime() + Math.max(settings.leaseTime().toNanos(), registry.waiterHeartbeat().toNanos());
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Runnable[] attempt = new Runnable[1];
+        attempt[0] = () -> call.get().whenCompleteAsync((reply, error) -> {
+            if (error == null) {
+                onReply.accept(reply);
+                done.complete(null);
+            } else if (System.nanoTime() - untilNanos < 0 && !registry.isClosed()) {
+                try {
+                    registry.scheduler().schedule(attempt[0], Instant.now().plus(RETRY));
+                } catch (RejectedExecutionException e) {
+                    done.complete(null);
+                }
+            } else {
+                log.debug("Could not {} semaphore '{}'; it ends with its lease or heartbeat", what, name(), error);
+                done.complete(null);
+            }
+        }, registry.callbacks());
+        attempt[0].run();
+        return done;
     }
 
     /** Confirms claims (grants heard from the inbox) with one renew call, soon, off the inbox thread. */
@@ -372,7 +436,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         confirming.set(false);
         List<DefaultPermit> claims = held.values().stream().filter(DefaultPermit::needsConfirmation).toList();
         if (!claims.isEmpty()) {
-            renew(claims, List.of());
+            renew(claims, List.of(), false);
         }
     }
 
@@ -388,14 +452,20 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         return reply.released();
     }
 
-    /** Called by the permit, once, when its holder releases it. */
+    /**
+     * Called by the permit, once, when its holder releases it. The caller waits for the reply (at
+     * most the command timeout) so the permit is free when release() returns; if Redis does not
+     * answer, the release is sent again in the background until the lease would have ended anyway.
+     */
     void released(DefaultPermit permit) {
         ended(permit);
         try {
             seen(commands.release(keys, settings.permits(), permit.id()).usage());
         } catch (SemaphoreUnavailableException e) {
-            log.warn("Could not release {} of semaphore '{}' ({}); Redis frees it when its lease ends, within {}",
-                    permit.id(), name(), e.getMessage(), settings.leaseTime());
+            log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease ends,"
+                    + " within {}", permit.id(), name(), e.getMessage(), settings.leaseTime());
+            persist("release " + permit.id() + " of", () -> commands.releaseAsync(keys, settings.permits(), permit.id()),
+                    reply -> seen(reply.usage()));
         }
     }
 
@@ -426,9 +496,15 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         List<DefaultPermit> leases = held.values().stream()
                 .filter(permit -> settings.autoRenew() || permit.needsConfirmation()).toList();
         List<PendingAcquisition> waiters = waiting.values().stream().filter(PendingAcquisition::isQueued).toList();
-        if (!leases.isEmpty() || !waiters.isEmpty()) {
-            renew(leases, waiters);
+        if (leases.isEmpty() && waiters.isEmpty()) {
+            return;
         }
+        if (!renewing.compareAndSet(false, true)) {
+            // The last renewal has not come back yet (Redis slow or down): no second one on top;
+            // the watchdog of the first reports leases that run out meanwhile.
+            return;
+        }
+        renew(leases, waiters, true);
     }
 
     /**
@@ -436,23 +512,58 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      * each id was when the call was sent (a lease, or a confirmed queue entry), never against what
      * the maps hold by the time the reply arrives.
      */
-    private void renew(List<DefaultPermit> leases, List<PendingAcquisition> waiters) {
+    private void renew(List<DefaultPermit> leases, List<PendingAcquisition> waiters, boolean tick) {
         List<String> ids = new ArrayList<>(leases.size() + waiters.size());
         leases.forEach(permit -> ids.add(permit.id()));
         waiters.forEach(pending -> ids.add(pending.id));
         long sentNanos = System.nanoTime();
-        Renewed reply;
-        try {
-            reply = commands.renew(keys, settings.permits(), registry.waiterHeartbeat(), ids);
-        } catch (SemaphoreUnavailableException e) {
-            if (!renewalFailing) {
-                log.warn("Renewing semaphore '{}' failed, retrying every tick: {}", name(), e.getMessage());
-                renewalFailing = true;
+        watchLeases(leases);
+        commands.renewAsync(keys, settings.permits(), registry.waiterHeartbeat(), ids).whenCompleteAsync((reply, error) -> {
+            if (tick) {
+                renewing.set(false);
             }
-            leases.stream().filter(DefaultPermit::leaseOverdue)
-                    .forEach(permit -> lost(permit, "its lease ran out while Redis was unreachable"));
+            if (error != null) {
+                renewalFailed(leases, error);
+            } else {
+                renewed(leases, waiters, reply, sentNanos);
+            }
+        }, registry.callbacks());
+    }
+
+    /**
+     * Reports a lease lost the moment it ends as this JVM measures it, if no renewal has come back
+     * by then: one timer per renewal sent, at the earliest end among its leases, run on the
+     * scheduler that no Redis call ever blocks.
+     */
+    private void watchLeases(List<DefaultPermit> leases) {
+        long earliest = leases.stream().mapToLong(DefaultPermit::leaseEndsNanos).min().orElse(Long.MAX_VALUE);
+        if (earliest == Long.MAX_VALUE) {
             return;
         }
+        try {
+            registry.scheduler().schedule(this::loseOverdueLeases,
+                    Instant.now().plusNanos(Math.max(earliest - System.nanoTime(), 0)));
+        } catch (RejectedExecutionException e) {
+            // shutting down
+        }
+    }
+
+    private void loseOverdueLeases() {
+        held.values().stream().filter(DefaultPermit::leaseOverdue)
+                .forEach(permit -> lost(permit, "its lease ran out before a renewal came back from Redis"));
+    }
+
+    private void renewalFailed(List<DefaultPermit> leases, Throwable error) {
+        if (!renewalFailing) {
+            log.warn("Renewing semaphore '{}' failed, retrying every tick: {}", name(),
+                    SemaphoreCommands.failure(error).getMessage());
+            renewalFailing = true;
+        }
+        leases.stream().filter(DefaultPermit::leaseOverdue)
+                .forEach(permit -> lost(permit, "its lease ran out while Redis was unreachable"));
+    }
+
+    private void renewed(List<DefaultPermit> leases, List<PendingAcquisition> waiters, Renewed reply, long sentNanos) {
         renewalFailing = false;
         seen(reply.usage());
         if (reply.renewed() > 0) {
@@ -492,13 +603,19 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         tick.stop();
     }
 
-    /** Shutdown: every wait ends with an exception and every held permit goes back. */
-    void shutdown() {
+    /**
+     * Shutdown: every wait ends with an exception and every held permit goes back.
+     *
+     * @return the clean-ups in Redis, which the registry waits for (bounded) before it stops
+     */
+    CompletableFuture<Void> shutdown() {
         tick.stop();
         SemaphoreUnavailableException closed =
                 new SemaphoreUnavailableException("The semaphore registry is shutting down");
-        waiting.values().forEach(pending -> abandon(pending, closed));
+        List<CompletableFuture<Void>> cleanUps = new ArrayList<>();
+        waiting.values().forEach(pending -> cleanUps.add(abandon(pending, closed)));
         held.values().forEach(DefaultPermit::release);
+        return CompletableFuture.allOf(cleanUps.toArray(CompletableFuture[]::new));
     }
 
     /**

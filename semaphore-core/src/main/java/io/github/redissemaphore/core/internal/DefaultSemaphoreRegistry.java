@@ -18,7 +18,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.ObjLongConsumer;
 
 import org.springframework.context.SmartLifecycle;
@@ -26,6 +32,7 @@ import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.scheduling.TaskScheduler;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
@@ -40,6 +47,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
     /** How often idle keyed semaphores are forgotten. */
     static final Duration EVICTION_PERIOD = Duration.ofMinutes(1);
+    /** Longest time close() waits for the clean-ups of abandoned waits to reach Redis. */
+    private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(10);
 
     private final String keyPrefix;
     private final SemaphoreSettings defaults;
@@ -51,6 +60,17 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final Duration waiterHeartbeat;
     private final Duration waiterTick;
     private final Inbox inbox;
+    /**
+     * Where replies of asynchronous calls are handled (grants, rejections, renewals): never on
+     * Lettuce's I/O threads, where a caller's continuation would stall Redis traffic, and never on
+     * the scheduler, which only ever times things.
+     */
+    private final ExecutorService callbacks = Executors.newCachedThreadPool(new CustomizableThreadFactory(
+            "semaphore-callback-") {
+        {
+            setDaemon(true);
+        }
+    });
     private final Map<String, DefaultRedisSemaphore> semaphores = new ConcurrentHashMap<>();
     /** Waiter id -> its semaphore, to route grants arriving in the inbox. */
     private final Map<String, DefaultRedisSemaphore> waiters = new ConcurrentHashMap<>();
@@ -154,8 +174,18 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         if (eviction != null) {
             eviction.cancel(false);
         }
-        semaphores.values().forEach(DefaultRedisSemaphore::shutdown);
+        List<CompletableFuture<Void>> cleanUps = semaphores.values().stream().map(DefaultRedisSemaphore::shutdown).toList();
+        try {
+            // Waits for the clean-ups of abandoned waits (bounded: each call has its own timeout).
+            CompletableFuture.allOf(cleanUps.toArray(CompletableFuture[]::new)).get(SHUTDOWN_WAIT.toMillis(),
+                    TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // what did not reach Redis ends with its heartbeat
+        }
         inbox.stop();
+        callbacks.shutdown();
         if (ownScheduler != null) {
             ownScheduler.shutdown();
         }
@@ -177,6 +207,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         }
         semaphores.values().forEach(DefaultRedisSemaphore::halt);
         inbox.stop();
+        callbacks.shutdownNow();
         if (ownScheduler != null) {
             ownScheduler.getScheduledExecutor().shutdownNow();
         }
@@ -199,6 +230,14 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     /** @return the semaphore the registry holds now for the name of a retired one */
     DefaultRedisSemaphore live(DefaultRedisSemaphore retired) {
         return (DefaultRedisSemaphore) semaphore(retired.name(), retired.settings());
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    ExecutorService callbacks() {
+        return callbacks;
     }
 
     void checkOpen() {

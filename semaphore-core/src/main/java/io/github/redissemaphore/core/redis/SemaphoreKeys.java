@@ -1,21 +1,29 @@
 package io.github.redissemaphore.core.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
  * The Redis keys of one semaphore. All carry the hash tag {@code {name}} so they live in one
  * Redis Cluster slot and one script can touch them all.
  *
- * @param name the semaphore name
- * @param all  holders, state, queue, queue-deadline, info: the KEYS of every script, in order
+ * @param name    the semaphore name
+ * @param all     holders, state, queue, queue-deadline, info: the KEYS of every script, in order
+ * @param encoded the same keys in UTF-8, encoded once
  */
-public record SemaphoreKeys(String name, List<String> all) {
+public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded) {
 
     /** @return the keys of {@code name} under {@code prefix} */
     public static SemaphoreKeys of(String prefix, String name) {
         String base = prefix + ":{" + name + "}:";
-        return new SemaphoreKeys(name, List.of(base + "holders", base + "state", base + "queue",
-                base + "queue-deadline", base + "info"));
+        List<String> all = List.of(base + "holders", base + "state", base + "queue", base + "queue-deadline",
+                base + "info");
+        return new SemaphoreKeys(name, all, all.stream().map(key -> key.getBytes(StandardCharsets.UTF_8)).toList());
+    }
+
+    /** @return the keys as the scripts get them, encoded once per semaphore (a fresh array, safe to hand out) */
+    byte[][] bytes() {
+        return encoded.toArray(new byte[0][]);
     }
 
     /**
