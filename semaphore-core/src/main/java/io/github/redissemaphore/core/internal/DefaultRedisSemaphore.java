@@ -541,16 +541,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             return;
         }
         try {
-            registry.scheduler().schedule(this::loseOverdueLeases,
+            registry.scheduler().schedule(() -> leases.stream().filter(DefaultPermit::leaseOverdue)
+                            .forEach(permit -> lost(permit, "its lease ran out before a renewal came back from Redis")),
                     Instant.now().plusNanos(Math.max(earliest - System.nanoTime(), 0)));
         } catch (RejectedExecutionException e) {
             // shutting down
         }
-    }
-
-    private void loseOverdueLeases() {
-        held.values().stream().filter(DefaultPermit::leaseOverdue)
-                .forEach(permit -> lost(permit, "its lease ran out before a renewal came back from Redis"));
     }
 
     private void renewalFailed(List<DefaultPermit> leases, Throwable error) {
