@@ -530,6 +530,46 @@ class EngineRaceTest {
         return pool;
     }
 
+    // --- close() crossing a wait that is starting ------------------------------------------------------
+
+    /**
+     * close() while a blocking wait is starting on another thread (its acquire call in flight):
+     * the wait is answered at once, never left blocked on a deadline a stopped scheduler would
+     * never run, and nothing of it stays in the queue. Found by {@link ModelBasedTest}.
+     */
+    @Test
+    @Timeout(120)
+    void closeCrossingAWaitThatIsStartingAnswersItAndLeavesNothing() throws Exception {
+        SemaphoreSettings one = SemaphoreSettings.DEFAULTS;
+        RedisSemaphore holder = registry(server.connectionFactory()).semaphore(name, one);
+        Permit held = holder.tryAcquire().orElseThrow();
+        Random random = new Random(7);
+        RedisConnectionFactory jvm = server.connectionFactory();
+        for (int i = 0; i < 150; i++) {
+            SemaphoreRegistry closing = SemaphoreRegistry.builder(jvm).build();
+            CompletableFuture<Object> answer = new CompletableFuture<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    answer.complete(closing.semaphore(name, one).tryAcquire(1, Duration.ofSeconds(30)));
+                } catch (Throwable e) {
+                    answer.complete(e);
+                }
+            });
+            caller.setDaemon(true);
+            caller.start();
+            long until = System.nanoTime() + random.nextInt(4_000_000);
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            closing.close();
+            assertThat(answer.get(10, TimeUnit.SECONDS)).as("iteration %d", i)
+                    .isInstanceOf(SemaphoreUnavailableException.class);
+            assertThat(holder.state().waiters()).as("iteration %d", i).isEmpty();
+        }
+        held.release();
+        awaitIdle(holder, "after the closes");
+    }
+
     /** Nothing held, nobody waiting: every permit came back. */
     private static void awaitIdle(RedisSemaphore semaphore, String when) {
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).untilAsserted(() -> {

@@ -66,6 +66,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private final Object lifecycle = new Object();
     private int starting;
     private boolean retired;
+    /** Shutdown has begun: no acquisition starts any more. */
+    private boolean closing;
 
     DefaultRedisSemaphore(DefaultSemaphoreRegistry registry, String name, SemaphoreSettings settings) {
         this.registry = registry;
@@ -132,6 +134,9 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         settings.checkRequest(permits);
         SemaphoreSettings.checkWait("maxWait", maxWait);
         synchronized (lifecycle) {
+            if (closing) {
+                throw new SemaphoreUnavailableException("The semaphore registry is closed");
+            }
             if (retired) {
                 // Dropped from the registry while idle: a caller still holding this object is
                 // served by the registry's live semaphore of the same name, which shutdown covers.
@@ -143,7 +148,9 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             return begin(permits, maxWait);
         } finally {
             synchronized (lifecycle) {
-                starting--;
+                if (--starting == 0) {
+                    lifecycle.notifyAll();
+                }
             }
         }
     }
@@ -594,6 +601,25 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         }
     }
 
+    /**
+     * Lets no acquisition start any more, and waits for those starting now (each within one
+     * command timeout) to be in the queue or done, so shutdown ends every one of them: none can
+     * slip into the queue behind it and wait for a deadline that a stopped scheduler never runs.
+     */
+    private void awaitStarts() {
+        synchronized (lifecycle) {
+            closing = true;
+            while (starting > 0) {
+                try {
+                    lifecycle.wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
     /** A crash, for tests: ticks stop, nothing is sent to Redis. */
     void halt() {
         tick.stop();
@@ -605,6 +631,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      * @return the clean-ups in Redis, which the registry waits for (bounded) before it stops
      */
     CompletableFuture<Void> shutdown() {
+        awaitStarts();
         tick.stop();
         SemaphoreUnavailableException closed =
                 new SemaphoreUnavailableException("The semaphore registry is shutting down");
