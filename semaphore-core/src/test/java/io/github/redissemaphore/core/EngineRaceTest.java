@@ -196,8 +196,8 @@ class EngineRaceTest {
         Permit held = holderJvm.tryAcquire().orElseThrow();
         Path log = Files.createTempFile("race-waiter-", ".log");
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), RaceWaiterProcess.class.getName(),
-                server.host(), String.valueOf(server.port()), name, "1", "30000",
+                "-cp", System.getProperty("java.class.path"), WaiterProcess.class.getName(),
+                server.host(), String.valueOf(server.port()), name, "1", "1", "30000",
                 String.valueOf(HEARTBEAT.toMillis()), String.valueOf(TICK.toMillis()), "120000")
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {

@@ -1,13 +1,18 @@
 package io.github.redissemaphore.core;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * A separate JVM that joins the queue of a semaphore and waits, to be killed with SIGKILL by
- * {@link WaitingBehaviourTest}. Arguments: host, port, semaphore name, permits, count.
+ * A separate JVM that joins the queue of a semaphore and waits, to be killed with SIGKILL by a
+ * test ({@link WaitingBehaviourTest}, {@link EngineRaceTest}).
+ *
+ * <p>Arguments: host, port, semaphore name, permits, permits to take, lease ms, waiter heartbeat
+ * ms, waiter tick ms, wait ms. Prints {@code waiting} before it asks, then {@code granted} or
+ * {@code rejected}, and holds whatever it got until it is killed.
  */
 public final class WaiterProcess {
 
@@ -20,10 +25,18 @@ public final class WaiterProcess {
         factory.afterPropertiesSet();
         factory.start();
         SemaphoreRegistry registry = SemaphoreRegistry.builder(factory)
-                .waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2)).build();
-        RedisSemaphore semaphore = registry.semaphore(args[2],
-                SemaphoreSettings.DEFAULTS.withPermits(Integer.parseInt(args[3])));
+                .waiterHeartbeat(millis(args[6])).waiterTick(millis(args[7])).build();
+        RedisSemaphore semaphore = registry.semaphore(args[2], SemaphoreSettings.DEFAULTS
+                .withPermits(Integer.parseInt(args[3])).withLeaseTime(millis(args[5])));
         System.out.println("waiting");
-        semaphore.tryAcquire(Integer.parseInt(args[4]), Duration.ofMinutes(5));
+        System.out.flush();
+        Optional<Permit> permit = semaphore.tryAcquire(Integer.parseInt(args[4]), millis(args[8]));
+        System.out.println(permit.isPresent() ? "granted" : "rejected");
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    private static Duration millis(String value) {
+        return Duration.ofMillis(Long.parseLong(value));
     }
 }

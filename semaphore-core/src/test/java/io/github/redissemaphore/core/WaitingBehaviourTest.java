@@ -109,7 +109,7 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
         Permit held = semaphore.tryAcquire().orElseThrow();
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), WaiterProcess.class.getName(),
-                server.host(), String.valueOf(server.port()), name, "2", "2")
+                server.host(), String.valueOf(server.port()), name, "2", "2", "30000", "2000", "200", "300000")
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
             String childPid = "/" + child.pid() + "/";
