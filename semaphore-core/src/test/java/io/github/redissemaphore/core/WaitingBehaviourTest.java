@@ -218,8 +218,9 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
             }
         }
         // 3 s at a 200 ms waiter tick: about 15 renew calls for all 50 waiters, not 50 x anything.
+        // (The first renew on a server may be an EVAL: its script was not in the cache yet.)
         assertThat(commands).hasSizeLessThanOrEqualTo(3_000 / 200 + 2)
-                .allSatisfy(command -> assertThat(command).containsIgnoringCase("evalsha"));
+                .allSatisfy(command -> assertThat(command).containsPattern("(?i)\"EVAL(SHA)?\""));
 
         held.release();
         for (CompletableFuture<Permit> waiter : waiters) {

@@ -86,6 +86,11 @@ final class DefaultPermit implements Permit {
         release();
     }
 
+    /** Marks the permit released without telling Redis: the caller sends the release itself. @return false when no longer held */
+    boolean markReleased() {
+        return phase.compareAndSet(Phase.HELD, Phase.RELEASED);
+    }
+
     /** Renewal extended the lease (a claim is now a full lease); {@code sentNanos} is when the renew call was sent. */
     void renewed(long sentNanos, long leaseNanos) {
         leaseEndsNanos = sentNanos + leaseNanos;
@@ -102,10 +107,6 @@ final class DefaultPermit implements Permit {
         return leaseEndsNanos;
     }
 
-    /** @return whether the lease is past its end as far as this JVM can tell */
-    boolean leaseOverdue() {
-        return System.nanoTime() - leaseEndsNanos >= 0;
-    }
 
     /** Marks the lease lost and tells the listeners, once. @return false when no longer held anyway */
     boolean lost(String why) {

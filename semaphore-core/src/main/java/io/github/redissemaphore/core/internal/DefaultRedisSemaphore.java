@@ -107,7 +107,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     @Override
     public Optional<Permit> tryAcquire(int permits, Duration maxWait) throws InterruptedException {
         try {
-            return Optional.of(await(start(permits, maxWait)));
+            return Optional.of(await(start(permits, maxWait, false)));
         } catch (SemaphoreRejectedException e) {
             return Optional.empty();
         }
@@ -115,12 +115,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public Permit acquire() throws InterruptedException {
-        return await(start(1, settings.waitTime()));
+        return await(start(1, settings.waitTime(), false));
     }
 
     @Override
     public CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait) {
-        return start(permits, maxWait).future;
+        return start(permits, maxWait, true).future;
     }
 
     @Override
@@ -130,7 +130,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         return reply.state();
     }
 
-    private PendingAcquisition start(int permits, Duration maxWait) {
+    /**
+     * Starts an acquisition. {@code async}: the acquire call is sent and its reply handled on the
+     * callback pool (acquireAsync: the caller's thread is never blocked); else the caller's thread
+     * waits for the reply and handles it.
+     */
+    private PendingAcquisition start(int permits, Duration maxWait, boolean async) {
         settings.checkRequest(permits);
         SemaphoreSettings.checkWait("maxWait", maxWait);
         synchronized (lifecycle) {
@@ -140,17 +145,23 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             if (retired) {
                 // Dropped from the registry while idle: a caller still holding this object is
                 // served by the registry's live semaphore of the same name, which shutdown covers.
-                return registry.live(this).start(permits, maxWait);
+                return registry.live(this).start(permits, maxWait, async);
             }
             starting++;
         }
         try {
-            return begin(permits, maxWait);
-        } finally {
-            synchronized (lifecycle) {
-                if (--starting == 0) {
-                    lifecycle.notifyAll();
-                }
+            return begin(permits, maxWait, async);
+        } catch (RuntimeException | Error e) {
+            started();
+            throw e;
+        }
+    }
+
+    /** An acquisition's first reply has been handled (or it never got to send one). */
+    private void started() {
+        synchronized (lifecycle) {
+            if (--starting == 0) {
+                lifecycle.notifyAll();
             }
         }
     }
@@ -172,7 +183,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         return true;
     }
 
-    private PendingAcquisition begin(int permits, Duration maxWait) {
+    /** Once it returns normally, {@link #started()} is called exactly once, when the first reply has been handled. */
+    private PendingAcquisition begin(int permits, Duration maxWait, boolean async) {
         registry.checkOpen();
         PendingAcquisition pending = new PendingAcquisition(Ids.permitId(), permits, maxWait, System.nanoTime());
         pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
@@ -182,37 +194,79 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             waiting.put(pending.id, pending);
             registry.route(pending.id, this);
         }
-        if (send(pending, wait) && wait) {
-            pending.deadline(registry.scheduler().schedule(() -> deadlinePassed(pending),
-                    Instant.now().plus(maxWait)));
+        if (async) {
+            long sentNanos = System.nanoTime();
+            acquireCall(pending, wait).whenCompleteAsync((reply, error) -> {
+                try {
+                    if (apply(pending, reply, error, sentNanos, false)) {
+                        timeWait(pending);
+                    }
+                } finally {
+                    started();
+                }
+            }, registry.callbacks());
+        } else {
+            try {
+                if (send(pending, wait)) {
+                    timeWait(pending);
+                }
+            } finally {
+                started();
+            }
         }
         return pending;
     }
 
+    /** The wait is timed from the caller's start, whenever the reply that queued it came. */
+    private void timeWait(PendingAcquisition pending) {
+        pending.deadline(registry.scheduler().schedule(() -> deadlinePassed(pending),
+                Instant.now().plusNanos(Math.max(pending.deadlineNanos - System.nanoTime(), 0))));
+    }
+
+    private CompletableFuture<Acquired> acquireCall(PendingAcquisition pending, boolean wait) {
+        return commands.acquireAsync(keys, settings.permits(), pending.id, pending.count, settings.leaseTime(),
+                wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner());
+    }
+
     /**
-     * Sends {@code acquire} for the pending acquisition (its first try, or a re-join after its
-     * queue entry vanished) and applies the reply. A reply that finds the wait ended meanwhile
-     * undoes what the call did, as {@link PendingAcquisition} describes.
+     * Sends {@code acquire} for the pending acquisition (its first try on the caller's thread, or a
+     * re-join after its queue entry vanished) and handles the reply there.
      *
      * @return whether Redis queued it and it still waits
      */
     private boolean send(PendingAcquisition pending, boolean wait) {
         long sentNanos = System.nanoTime();
-        Acquired reply;
+        Acquired reply = null;
+        Throwable error = null;
         try {
-            reply = commands.acquire(keys, settings.permits(), pending.id, pending.count, settings.leaseTime(),
-                    wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner());
+            reply = commands.await(keys, acquireCall(pending, wait));
         } catch (SemaphoreUnavailableException e) {
+            error = e;
+        }
+        return apply(pending, reply, error, sentNanos, true);
+    }
+
+    /**
+     * Applies the reply (or failure) of an {@code acquire} call. A reply that finds the wait ended
+     * meanwhile undoes what the call did, as {@link PendingAcquisition} describes.
+     *
+     * @param callersThread whether this runs on the caller's thread, which waited for the reply
+     * @return whether Redis queued it and it still waits
+     */
+    private boolean apply(PendingAcquisition pending, Acquired reply, Throwable error, long sentNanos,
+                          boolean callersThread) {
+        if (error != null) {
             // An interrupt of the caller stops the client library's wait too: that is no outage.
-            Throwable failure = Thread.currentThread().isInterrupted()
-                    ? new CancellationException("interrupted while acquiring semaphore '" + name() + "'") : e;
+            Throwable failure = callersThread && Thread.currentThread().isInterrupted()
+                    ? new CancellationException("interrupted while acquiring semaphore '" + name() + "'")
+                    : SemaphoreCommands.failure(error);
             if (pending.end(false) != null) {
                 forget(pending);
                 pending.future.completeExceptionally(failure);
             }
             if (!pending.isGranted()) {
                 // The call may have reached Redis before failing here: take back what it may have
-                // done, off the caller's thread so the caller learns of the failure within one timeout.
+                // done, in the background.
                 undo(pending);
             }
             return false;
@@ -471,9 +525,13 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         } catch (SemaphoreUnavailableException e) {
             log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease ends,"
                     + " within {}", permit.id(), name(), e.getMessage(), settings.leaseTime());
-            persist("release " + permit.id() + " of", () -> commands.releaseAsync(keys, settings.permits(), permit.id()),
-                    reply -> seen(reply.usage()));
+            releaseInBackground(permit);
         }
+    }
+
+    private CompletableFuture<Void> releaseInBackground(DefaultPermit permit) {
+        return persist("release " + permit.id() + " of", () -> commands.releaseAsync(keys, settings.permits(),
+                permit.id()), reply -> seen(reply.usage()));
     }
 
     private void ended(DefaultPermit permit) {
@@ -548,11 +606,39 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             return;
         }
         try {
-            registry.scheduler().schedule(() -> leases.stream().filter(DefaultPermit::leaseOverdue)
-                            .forEach(permit -> lost(permit, "its lease ran out before a renewal came back from Redis")),
-                    Instant.now().plusNanos(Math.max(earliest - System.nanoTime(), 0)));
+            registry.scheduler().schedule(() -> leases.stream().filter(this::aboutToEnd)
+                            .forEach(permit -> lostLocally(permit, "its lease was about to run out and no renewal had"
+                                    + " come back from Redis")),
+                    Instant.now().plusNanos(Math.max(earliest - lossMarginNanos() - System.nanoTime(), 0)));
         } catch (RejectedExecutionException e) {
             // shutting down
+        }
+    }
+
+    /**
+     * How long before a lease's local end the watchdog gives it up: a holder must hear of the
+     * loss before another party can have the permit, even when the timer runs a little late on a
+     * busy machine. A tenth of the lease, at most 500 ms.
+     */
+    private long lossMarginNanos() {
+        return Math.min(settings.leaseTime().toNanos() / 10, Duration.ofMillis(500).toNanos());
+    }
+
+    /** @return whether the lease ends within the loss margin, as this JVM measures it */
+    private boolean aboutToEnd(DefaultPermit permit) {
+        return permit.leaseEndsNanos() - lossMarginNanos() - System.nanoTime() <= 0;
+    }
+
+    /**
+     * A lease given up by this JVM while Redis may still hold it (a renewal that comes back late
+     * could even have extended it): it is released in the background, so it never blocks a permit
+     * for longer than it has to.
+     */
+    private void lostLocally(DefaultPermit permit, String why) {
+        if (permit.lost(why)) {
+            ended(permit);
+            registry.listeners().leaseLost(permit);
+            releaseInBackground(permit);
         }
     }
 
@@ -562,8 +648,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                     SemaphoreCommands.failure(error).getMessage());
             renewalFailing = true;
         }
-        leases.stream().filter(DefaultPermit::leaseOverdue)
-                .forEach(permit -> lost(permit, "its lease ran out while Redis was unreachable"));
+        leases.stream().filter(this::aboutToEnd)
+                .forEach(permit -> lostLocally(permit, "its lease was about to run out and Redis could not be reached"));
     }
 
     private void renewed(List<DefaultPermit> leases, List<PendingAcquisition> waiters, Renewed reply, long sentNanos) {
@@ -637,7 +723,13 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                 new SemaphoreUnavailableException("The semaphore registry is shutting down");
         List<CompletableFuture<Void>> cleanUps = new ArrayList<>();
         waiting.values().forEach(pending -> cleanUps.add(abandon(pending, closed)));
-        held.values().forEach(DefaultPermit::release);
+        // All releases at once, not one command timeout after another while Redis is down.
+        held.values().forEach(permit -> {
+            if (permit.markReleased()) {
+                ended(permit);
+                cleanUps.add(releaseInBackground(permit));
+            }
+        });
         return CompletableFuture.allOf(cleanUps.toArray(CompletableFuture[]::new));
     }
 

@@ -2,13 +2,19 @@ package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.redis.SemaphoreKeys;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 
-import java.util.Set;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.ObjLongConsumer;
 
 import org.slf4j.Logger;
@@ -25,18 +31,25 @@ import org.slf4j.LoggerFactory;
 final class ShardedInbox implements Inbox {
 
     private static final Logger log = LoggerFactory.getLogger(ShardedInbox.class);
+    /**
+     * How long a caller's first wait on a semaphore waits for its subscription, so a grant
+     * published right after it joins the queue is heard: no longer, so a slow or unreachable node
+     * costs a wait at most this (its grant then comes with the next tick).
+     */
+    private static final Duration SUBSCRIBE_WAIT = Duration.ofMillis(100);
 
     private final RedisClusterClient client;
     private final String clientId;
     private final ObjLongConsumer<String> grants;
-    private final Set<String> subscribed = ConcurrentHashMap.newKeySet();
+    /** Channel -> its subscription, done when Redis confirmed it (a failed one is tried again). */
+    private final Map<String, CompletableFuture<Void>> subscriptions = new ConcurrentHashMap<>();
     /** One ordered thread, so a slow callback of a completed future never stalls Redis I/O. */
     private final ExecutorService dispatch = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "semaphore-inbox");
         thread.setDaemon(true);
         return thread;
     });
-    private volatile StatefulRedisClusterPubSubConnection<String, String> connection;
+    private CompletableFuture<StatefulRedisClusterPubSubConnection<String, String>> connection;
     private volatile boolean stopped;
 
     ShardedInbox(RedisClusterClient client, String clientId, ObjLongConsumer<String> grants) {
@@ -52,49 +65,61 @@ final class ShardedInbox implements Inbox {
 
     @Override
     public void listenFor(SemaphoreKeys keys) {
-        String channel = channel(keys);
-        if (stopped || subscribed.contains(channel)) {
+        if (stopped) {
             return;
         }
+        CompletableFuture<Void> subscription = subscriptions.compute(channel(keys), (channel, existing) ->
+                existing == null || existing.isCompletedExceptionally() ? subscribe(channel) : existing);
         try {
-            connection().sync().ssubscribe(channel);
-            subscribed.add(channel);
-        } catch (RuntimeException e) {
-            // The tick serves these waiters meanwhile; the next wait on the semaphore tries again.
-            log.debug("Could not subscribe to {} ({}); its waiters are served by the renewal tick", channel,
-                    e.getMessage());
+            subscription.get(SUBSCRIBE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // The tick serves these waiters meanwhile; the next wait tries again if it failed.
         }
+    }
+
+    private CompletableFuture<Void> subscribe(String channel) {
+        return connection().thenCompose(pubSub -> pubSub.async().ssubscribe(channel).toCompletableFuture())
+                .<Void>thenApply(ignored -> null)
+                .whenComplete((ignored, error) -> {
+                    if (error != null) {
+                        log.debug("Could not subscribe to {} ({}); its waiters are served by the renewal tick", channel,
+                                error.getMessage());
+                    }
+                });
     }
 
     @Override
     public void forget(SemaphoreKeys keys) {
         String channel = channel(keys);
-        StatefulRedisClusterPubSubConnection<String, String> current = connection;
-        if (subscribed.remove(channel) && current != null) {
-            current.async().sunsubscribe(channel);
+        if (subscriptions.remove(channel) != null) {
+            connection().thenAccept(pubSub -> pubSub.async().sunsubscribe(channel));
         }
     }
 
     @Override
     public void start() {
-        try {
-            connection();
-        } catch (RuntimeException e) {
-            log.warn("Could not connect for sharded pub/sub ({}); retrying on the first wait, waiters are served by"
-                    + " the renewal tick meanwhile", e.getMessage());
-        }
+        connection().whenComplete((pubSub, error) -> {
+            if (error != null) {
+                log.warn("Could not connect for sharded pub/sub ({}); retrying on the next wait, waiters are served"
+                        + " by the renewal tick meanwhile", error.getMessage());
+            }
+        });
     }
 
-    private synchronized StatefulRedisClusterPubSubConnection<String, String> connection() {
-        if (connection == null) {
-            StatefulRedisClusterPubSubConnection<String, String> created = client.connectPubSub();
-            created.addListener(new RedisPubSubAdapter<>() {
-                @Override
-                public void smessage(String channel, String message) {
-                    dispatch.execute(() -> Inbox.deliver(message, grants));
-                }
+    /** The pub/sub connection, connecting (without blocking) if there is none or the last try failed. */
+    private synchronized CompletableFuture<StatefulRedisClusterPubSubConnection<String, String>> connection() {
+        if (connection == null || connection.isCompletedExceptionally()) {
+            connection = client.connectPubSubAsync(StringCodec.UTF8).thenApply(pubSub -> {
+                pubSub.addListener(new RedisPubSubAdapter<>() {
+                    @Override
+                    public void smessage(String channel, String message) {
+                        dispatch.execute(() -> Inbox.deliver(message, grants));
+                    }
+                });
+                return pubSub;
             });
-            connection = created;
         }
         return connection;
     }
@@ -103,7 +128,7 @@ final class ShardedInbox implements Inbox {
     public synchronized void stop() {
         stopped = true;
         if (connection != null) {
-            connection.closeAsync();
+            connection.thenAccept(StatefulRedisClusterPubSubConnection::closeAsync);
         }
         dispatch.shutdown();
     }

@@ -103,10 +103,17 @@ public final class SemaphoreCommands {
     /** Grants, queues or refuses {@code count} permits for the lease {@code id}. */
     public Acquired acquire(SemaphoreKeys keys, int limit, String id, int count, Duration lease, boolean wait,
                             boolean fair, Duration heartbeat, String inbox, String owner) {
-        return await(keys, run(keys, scripts.acquire(), reply -> new Acquired(usage(reply),
+        return await(keys, acquireAsync(keys, limit, id, count, lease, wait, fair, heartbeat, inbox, owner));
+    }
+
+    /** {@link #acquire}, without waiting for the reply. */
+    public CompletableFuture<Acquired> acquireAsync(SemaphoreKeys keys, int limit, String id, int count,
+                                                    Duration lease, boolean wait, boolean fair, Duration heartbeat,
+                                                    String inbox, String owner) {
+        return run(keys, scripts.acquire(), reply -> new Acquired(usage(reply),
                         Acquired.Status.values()[(int) number(reply, OWN)], number(reply, OWN + 1)),
                 String.valueOf(limit), id, String.valueOf(count), millis(lease), flag(wait), flag(fair),
-                millis(heartbeat), inbox, owner));
+                millis(heartbeat), inbox, owner);
     }
 
     /** Gives the lease {@code id} back. */
@@ -225,8 +232,13 @@ public final class SemaphoreCommands {
         return (RedisScriptingAsyncCommands<byte[], byte[]>) ((LettuceConnection) connection).getNativeConnection();
     }
 
-    /** Waits for a reply on the caller's thread, at most the command timeout (the future enforces it). */
-    private static <T> T await(SemaphoreKeys keys, CompletableFuture<T> reply) {
+    /**
+     * Waits for the reply of an {@code …Async} call on the caller's thread, at most the command
+     * timeout (the future enforces it).
+     *
+     * @throws SemaphoreUnavailableException when the call failed, timed out or the wait was interrupted
+     */
+    public <T> T await(SemaphoreKeys keys, CompletableFuture<T> reply) {
         try {
             return reply.get();
         } catch (InterruptedException e) {
