@@ -281,6 +281,15 @@ final class RedisProcess implements AutoCloseable {
         return port;
     }
 
+    /**
+     * @return the value that follows {@code name} (e.g. {@code "--tls-port"}) among the extra
+     *         arguments this process was started with, or null when there is none
+     */
+    String argument(String name) {
+        int index = extraArguments.indexOf(name);
+        return index < 0 || index + 1 >= extraArguments.size() ? null : extraArguments.get(index + 1);
+    }
+
     /** @return the executable this process runs */
     RedisBinary binary() {
         return binary;

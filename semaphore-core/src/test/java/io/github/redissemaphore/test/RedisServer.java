@@ -92,6 +92,20 @@ public final class RedisServer implements AutoCloseable {
         return "redis://" + host + ":" + port;
     }
 
+    /**
+     * @return the TLS port of a server started by {@link RedisServers#startTls}, kept across
+     *         restarts; its plain {@link #port()} stays open on 127.0.0.1 for the admin calls of
+     *         the test support
+     * @throws IllegalStateException when this server was started without TLS
+     */
+    public int tlsPort() {
+        String tlsPort = process == null ? null : process.argument("--tls-port");
+        if (tlsPort == null) {
+            throw new IllegalStateException(this + " has no TLS port: start it with RedisServers.startTls");
+        }
+        return Integer.parseInt(tlsPort);
+    }
+
     /** @return whether this support runs the process, so that stop, start and kill are possible */
     public boolean managed() {
         return process != null;
@@ -246,6 +260,22 @@ public final class RedisServer implements AutoCloseable {
     /** @return {@code PTTL key}: milliseconds to live, -1 without expiry, -2 when there is no such key */
     public long pttl(String key) {
         return (Long) admin("PTTL", key);
+    }
+
+    /**
+     * Runs one command on a short-lived plain connection of its own, as Redis's {@code default}
+     * user, which the test support leaves unrestricted even on a server with ACL users of a test
+     * ({@code ACL LOG}, {@code CLIENT LIST}, {@code ACL SETUSER}...). Replies as described at
+     * {@link RespConnection}: simple and bulk strings as {@link String}, integers as {@link Long},
+     * arrays as {@code List<Object>}, nil as null.
+     *
+     * @throws RuntimeException with Redis's message when Redis answers with an error
+     */
+    public Object adminCommand(String... command) {
+        if (command.length == 0) {
+            throw new IllegalArgumentException("no command");
+        }
+        return admin(command);
     }
 
     /** Runs one admin command on a connection of its own; package-private for the cluster set-up. */

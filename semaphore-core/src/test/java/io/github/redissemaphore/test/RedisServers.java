@@ -2,6 +2,9 @@ package io.github.redissemaphore.test;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +47,69 @@ public final class RedisServers {
      */
     public static RedisServer start() {
         return start(RedisBinary.Choice.configured());
+    }
+
+    /**
+     * Like {@link #start()}, with {@code extraArguments} after the common ones, e.g. an ACL user:
+     * {@code List.of("--user", "app", "on", ">secret", "~app:*", "resetchannels", "&app:*", "+ping")}
+     * (each ACL rule one argument). A restart ({@link RedisServer#start()}) starts with them again,
+     * so such users survive it, unlike those made with {@code ACL SETUSER}. The {@code default}
+     * user stays as it is (no password, every right): the admin calls of the support use it.
+     *
+     * @return a managed server: it can be stopped, restarted and killed
+     */
+    public static RedisServer start(List<String> extraArguments) {
+        List<String> arguments = List.copyOf(extraArguments);
+        return RedisServer.managed(RedisProcess.start(RedisBinary.resolve(), FreePorts::find, port -> arguments));
+    }
+
+    /**
+     * Starts a new {@code redis-server} process that also listens for TLS on
+     * {@link RedisServer#tlsPort()} (127.0.0.1), with the server certificate and key of
+     * {@code certificates}, trusting their CA, without client certificates
+     * ({@code --tls-auth-clients no}); {@code extraArguments} come last, as for
+     * {@link #start(List)}. The plain {@link RedisServer#port()} stays open for the admin calls.
+     *
+     * @throws TlsUnsupportedException when this {@code redis-server} was built without TLS; a test
+     *                                 may turn that into a skipped test (a JUnit assumption)
+     */
+    public static RedisServer startTls(TestCertificates certificates, List<String> extraArguments) {
+        List<String> arguments = List.copyOf(extraArguments);
+        RedisBinary binary = RedisBinary.resolve();
+        try {
+            return RedisServer.managed(RedisProcess.start(binary, FreePorts::find, port -> {
+                List<String> tls = new ArrayList<>(List.of(
+                        // A port of its own per attempt: a taken one fails the start like a taken
+                        // plain port ("Address already in use"), and the next attempt picks both anew.
+                        "--tls-port", String.valueOf(FreePorts.find()),
+                        "--tls-cert-file", certificates.serverCertificate().toString(),
+                        "--tls-key-file", certificates.serverKey().toString(),
+                        "--tls-ca-cert-file", certificates.caCertificate().toString(),
+                        "--tls-auth-clients", "no"));
+                tls.addAll(arguments);
+                return tls;
+            }));
+        } catch (IllegalStateException e) {
+            String message = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
+            // Redis 6/7.0 built without TLS do not know the tls-* options ("Bad directive"); 7.2+
+            // say "Missing implement of connection type tls".
+            if (message.contains("tls") && (message.contains("not supported") || message.contains("bad directive")
+                    || message.contains("unknown") || message.contains("not built")
+                    || message.contains("missing implement"))) {
+                throw new TlsUnsupportedException(binary + " cannot serve TLS (built without it): " + e.getMessage(), e);
+            }
+            throw e;
+        }
+    }
+
+    /** The {@code redis-server} at hand was built without TLS support. */
+    public static final class TlsUnsupportedException extends IllegalStateException {
+
+        private static final long serialVersionUID = 1L;
+
+        TlsUnsupportedException(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /** Like {@link #start()} with the binary of {@code choice}; package-private for the support's tests. */

@@ -1,0 +1,114 @@
+package io.github.redissemaphore.security;
+
+import io.github.redissemaphore.actuate.SemaphoresEndpoint;
+import io.github.redissemaphore.security.AclLeastPrivilegeTest.Guarded;
+import io.github.redissemaphore.starter.Gate;
+import io.github.redissemaphore.test.RedisCluster;
+import io.github.redissemaphore.test.RedisServer;
+import io.github.redissemaphore.test.RedisTest;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The README's rule with its cluster additions, on a 3-master Redis Cluster: the starter works as
+ * the restricted user (sharded inbox, SPUBLISH hand-off, renewal, endpoint) and no node refuses
+ * any of its commands.
+ */
+@RedisTest
+class AclClusterTest {
+
+    private static final String PASSWORD = "cluster-app-pw-9Xw3";
+    private static final Pattern VERSION = Pattern.compile("redis_version:(\\d+)\\.");
+
+    private final ExecutorService callers = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void stopCallers() {
+        callers.shutdownNow();
+    }
+
+    @Test
+    void theClusterRuleCarriesTheStarterAndNoNodeRefusesAnything(RedisCluster cluster) {
+        Matcher version = VERSION.matcher(cluster.nodes().get(0).info("server"));
+        assumeThat(version.find() && Integer.parseInt(version.group(1)) >= 7)
+                .as("sharded pub/sub (SPUBLISH, SSUBSCRIBE) needs Redis 7; this redis-server is older").isTrue();
+        for (RedisServer node : cluster.nodes()) {
+            node.adminCommand(AclRule.setUser("app", PASSWORD, "semaphore", true));
+            node.adminCommand("ACL", "LOG", "RESET");
+        }
+        String seeds = cluster.nodes().stream().map(node -> node.host() + ":" + node.port())
+                .collect(Collectors.joining(","));
+        ApplicationContextRunner instance = SecuredContexts.runner()
+                .withPropertyValues("spring.data.redis.cluster.nodes=" + seeds, "spring.data.redis.username=app",
+                        "spring.data.redis.password=" + PASSWORD,
+                        "distributed-semaphore.waiter-tick=10s",
+                        "distributed-semaphore.waiter-heartbeat=30s",
+                        "distributed-semaphore.semaphores.renewed.lease-time=300ms",
+                        "distributed-semaphore.semaphores.handoff.wait-time=20s",
+                        "management.endpoints.web.exposure.include=semaphores",
+                        "management.endpoint.semaphores.access=UNRESTRICTED")
+                .withBean(Guarded.class);
+        RedisServer handOffNode = cluster.nodeFor("semaphore:{handoff}:state");
+        List<String> clientsDuringTheRun = new ArrayList<>();
+
+        instance.run(first -> instance.run(second -> {
+            Guarded one = first.getBean(Guarded.class);
+            Guarded two = second.getBean(Guarded.class);
+            SemaphoresEndpoint endpoint = second.getBean(SemaphoresEndpoint.class);
+
+            // renewal, the endpoint and a forced release
+            Gate holding = new Gate();
+            Future<String> holder = callers.submit(() -> one.renewed(holding));
+            holding.awaitEntered(1);
+            Thread.sleep(1000);
+            String permitId = endpoint.semaphore("renewed").holders().get(0).permitId();
+            assertThat(endpoint.release("renewed", permitId).released()).isTrue();
+            holding.open();
+            assertThat(holder.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+
+            // a hand-off through the sharded inbox
+            long published = handOffNode.commandCalls().getOrDefault("spublish", 0L);
+            Gate busy = new Gate();
+            Future<String> first1 = callers.submit(() -> one.handOff(busy));
+            busy.awaitEntered(1);
+            Future<String> waiter = callers.submit(() -> two.handOff(null));
+            await().atMost(Duration.ofSeconds(5)).until(() -> endpoint.semaphore("handoff").waiters().size() == 1);
+            long opened = System.nanoTime();
+            busy.open();
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+            assertThat(Duration.ofNanos(System.nanoTime() - opened)).isLessThan(Duration.ofSeconds(5));
+            assertThat(first1.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+            assertThat(handOffNode.commandCalls().getOrDefault("spublish", 0L)).isGreaterThan(published);
+
+            for (RedisServer node : cluster.nodes()) {
+                clientsDuringTheRun.addAll(SecuredContexts.clients(node));
+            }
+        }));
+
+        assertThat(clientsDuringTheRun).isNotEmpty()
+                .allSatisfy(line -> assertThat(SecuredContexts.clientField(line, "user")).isEqualTo("app"))
+                .anySatisfy(line -> assertThat(SecuredContexts.clientField(line, "ssub")).isEqualTo("1"));
+        for (RedisServer node : cluster.nodes()) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> SecuredContexts.clients(node).isEmpty());
+            assertThat(SecuredContexts.refused(node)).as("commands node %s refused", node.port()).isEmpty();
+        }
+        assertThat(cluster.keys("*")).isNotEmpty().allSatisfy(key -> assertThat(key).startsWith("semaphore:"));
+    }
+}

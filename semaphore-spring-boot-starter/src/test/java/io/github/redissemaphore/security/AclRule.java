@@ -1,0 +1,79 @@
+package io.github.redissemaphore.security;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Redis ACL rule the README gives for an application of the starter: keys and channels under
+ * its {@code key-prefix}, and only the commands the library's traffic contains. The tests grant
+ * exactly this and nothing else, and check that Redis refuses nothing of the real traffic.
+ *
+ * <p>Where each command comes from:
+ * <ul>
+ * <li>{@code EVALSHA}, {@code EVAL} (the latter when the script cache misses): every semaphore
+ *     operation ({@code SemaphoreCommands}); the commands the scripts run are checked against the
+ *     same user, hence {@code TIME HMGET HGET HSET HDEL ZADD ZREM ZRANGE ZRANGEBYSCORE ZSCORE ZCARD
+ *     PEXPIREAT PUBLISH} (the {@code redis.call}s of the Lua scripts);</li>
+ * <li>{@code SUBSCRIBE} and, when it stops, {@code UNSUBSCRIBE} followed by {@code PING}: the inbox
+ *     channel {@code <prefix>:inbox:<client id>} through Spring Data Redis's
+ *     {@code RedisMessageListenerContainer} ({@code LettuceSubscription} sends the PING to close the
+ *     subscription cleanly);</li>
+ * <li>{@code HELLO} (or {@code AUTH}) with the credentials: Lettuce's handshake, allowed to every
+ *     user by Redis, so not in the rule;</li>
+ * <li>on a Redis Cluster 7 or newer, in addition: {@code SPUBLISH} (scripts), {@code SSUBSCRIBE}
+ *     and {@code SUNSUBSCRIBE} (the sharded inbox {@code <prefix>:{<name>}:inbox:<client id>}),
+ *     {@code INFO} (the registry reads the nodes' version; Lettuce's topology refresh),
+ *     {@code CLUSTER NODES}, {@code CLIENT SETNAME} (Lettuce's topology refresh) and
+ *     {@code CLUSTER MYID} (Lettuce, on node connections).</li>
+ * </ul>
+ */
+final class AclRule {
+
+    /** The commands of standalone and Sentinel set-ups (and of a Redis 6 cluster, minus its topology needs). */
+    static final List<String> COMMANDS = List.of(
+            "evalsha", "eval",
+            "time", "hmget", "hget", "hset", "hdel", "zadd", "zrem", "zrange", "zrangebyscore", "zscore", "zcard",
+            "pexpireat", "publish",
+            "subscribe", "unsubscribe", "ping");
+
+    /** What a Redis Cluster 7+ needs on top of {@link #COMMANDS}. */
+    static final List<String> CLUSTER_COMMANDS = List.of(
+            "spublish", "ssubscribe", "sunsubscribe", "info", "cluster|nodes", "cluster|myid", "client|setname");
+
+    private AclRule() {
+    }
+
+    /**
+     * @return the rules of the user, each one argument of {@code ACL SETUSER <user>} (or of a
+     *         {@code --user <user>} argument of {@code redis-server}); {@code keyPrefix} must not
+     *         contain glob characters ({@code * ? [ ] \})
+     */
+    static List<String> rules(String password, String keyPrefix, boolean cluster) {
+        List<String> rules = new ArrayList<>(List.of("reset", "on", ">" + password,
+                "~" + keyPrefix + ":*", "resetchannels", "&" + keyPrefix + ":*", "-@all"));
+        COMMANDS.forEach(command -> rules.add("+" + command));
+        if (cluster) {
+            CLUSTER_COMMANDS.forEach(command -> rules.add("+" + command));
+        }
+        return rules;
+    }
+
+    /** @return {@code --user <user> <rules...>}: arguments of {@code redis-server} that create the user */
+    static List<String> serverArguments(String user, String password, String keyPrefix) {
+        List<String> arguments = new ArrayList<>(List.of("--user", user));
+        arguments.addAll(rules(password, keyPrefix, false));
+        return arguments;
+    }
+
+    /** @return {@code ACL SETUSER <user> <rules...>} as separate arguments, for an admin connection */
+    static String[] setUser(String user, String password, String keyPrefix, boolean cluster) {
+        List<String> command = new ArrayList<>(List.of("ACL", "SETUSER", user));
+        command.addAll(rules(password, keyPrefix, cluster));
+        return command.toArray(String[]::new);
+    }
+
+    /** @return the rule as one line, as the README shows it */
+    static String setUserLine(String user, String password, String keyPrefix, boolean cluster) {
+        return String.join(" ", setUser(user, password, keyPrefix, cluster));
+    }
+}
