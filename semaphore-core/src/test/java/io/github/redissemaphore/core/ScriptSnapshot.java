@@ -31,12 +31,12 @@ import org.springframework.data.redis.core.script.RedisScript;
  * @param expireAt      key -> absolute expiry in ms (-1: no TTL; -2: no such key)
  * @param dumps         key -> hex of DUMP ("" when the key does not exist)
  */
-record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String> state, Map<String, Long> queue,
+public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String> state, Map<String, Long> queue,
                       Map<String, Long> queueDeadline, Map<String, String> info, Map<String, Long> expireAt,
                       Map<String, String> dumps) {
 
     /** One parsed info record: "count lease claim token inbox owner". */
-    record Info(int count, long lease, long claim, long token, String inbox, String owner) {
+    public record Info(int count, long lease, long claim, long token, String inbox, String owner) {
     }
 
     private static final Pattern INFO = Pattern.compile("^(\\d+) (\\d+) (\\d+) (\\d+) (\\S+) (.*)$", Pattern.DOTALL);
@@ -70,7 +70,7 @@ record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String>
             """, List.class);
 
     /** Reads the keys of one semaphore. */
-    static ScriptSnapshot take(StringRedisTemplate redis, SemaphoreKeys keys) {
+    public static ScriptSnapshot take(StringRedisTemplate redis, SemaphoreKeys keys) {
         List<?> reply = redis.execute(READ, keys.all());
         Objects.requireNonNull(reply, "no reply to the snapshot script");
         long now = Long.parseLong((String) reply.get(0));
@@ -93,7 +93,7 @@ record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String>
                 scores(contents.get(3)), contents.get(4), expireAt, dumps);
     }
 
-    static ScriptSnapshot take(RedisConnectionFactory factory, SemaphoreKeys keys) {
+    public static ScriptSnapshot take(RedisConnectionFactory factory, SemaphoreKeys keys) {
         return take(new StringRedisTemplate(factory), keys);
     }
 
@@ -104,7 +104,7 @@ record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String>
     }
 
     /** @return the parsed info of id, or null when absent or malformed */
-    Info infoOf(String id) {
+    public Info infoOf(String id) {
         String value = info.get(id);
         if (value == null) {
             return null;
@@ -118,13 +118,19 @@ record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String>
     }
 
     /** @return the used counter in the state hash (0 when there is none) */
-    int used() {
+    /** @return whether the info record of {@code id} names process {@code pid} as its owner (host/pid/thread) */
+    public boolean ownedBy(String id, long pid) {
+        String record = info.get(id);
+        return record != null && record.contains("/" + pid + "/");
+    }
+
+    public int used() {
         String used = state.get("used");
         return used == null ? 0 : new BigDecimal(used).intValueExact();
     }
 
     /** @return the sum of the counts recorded for the holders (-1 counted for a holder without info) */
-    int heldCount() {
+    public int heldCount() {
         int sum = 0;
         for (String id : holders.keySet()) {
             Info r = infoOf(id);
@@ -134,7 +140,7 @@ record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String>
     }
 
     /** @return whether nothing of the semaphore is left in Redis */
-    boolean empty() {
+    public boolean empty() {
         return dumps.values().stream().allMatch(String::isEmpty);
     }
 
@@ -142,7 +148,7 @@ record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String>
      * @param limit the limit every call used, or 0 not to check used <= limit
      * @return what breaks I1, I2 or I4 (empty when they hold)
      */
-    List<String> violations(int limit) {
+    public List<String> violations(int limit) {
         List<String> problems = new ArrayList<>();
         // I1: used = the sum of the holders' counts.
         int sum = 0;
