@@ -31,12 +31,13 @@
 
 local HOLDERS, STATE, QUEUE, QUEUE_DEADLINE, INFO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 
--- Argument checks, before any write: a bad value is an error reply, and nothing has changed.
+-- Argument checks, before any write: a bad value is an error reply, and nothing has changed. (A
+-- plain string: Redis 6 cannot report an error table raised from a nested function.)
 local function argNumber(index, min, max)
   local value = tonumber(ARGV[index])
   if not value or value ~= math.floor(value) or value < min or value > max then
-    error({ err = 'ERR semaphore script: ARGV[' .. index .. '] must be an integer between ' .. min
-        .. ' and ' .. max .. ', but was ' .. tostring(ARGV[index]) })
+    error('semaphore script: ARGV[' .. index .. '] must be an integer between ' .. min .. ' and ' .. max
+        .. ', but was ' .. tostring(ARGV[index]), 0)
   end
   return value
 end
@@ -44,8 +45,7 @@ end
 local function argId(index)
   local id = ARGV[index]
   if not id or #id == 0 or #id > 200 or string.find(id, '%s') then
-    error({ err = 'ERR semaphore script: ARGV[' .. index .. '] must be an id of 1..200 characters'
-        .. ' without whitespace' })
+    error('semaphore script: ARGV[' .. index .. '] must be an id of 1..200 characters without whitespace', 0)
   end
   return id
 end

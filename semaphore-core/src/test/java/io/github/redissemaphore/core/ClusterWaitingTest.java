@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -37,6 +38,10 @@ class ClusterWaitingTest extends WaitingContract {
 
     @Test
     void aHandOffStaysOnTheShardOfItsSemaphore() throws Exception {
+        // Redis 6 (the embedded-redis binary) has no sharded pub/sub: grants are PUBLISHed there,
+        // which the contract tests above cover.
+        assumeTrue(!cluster.nodes().get(0).info("server").matches("(?s).*redis_version:[1-6]\\..*"),
+                "sharded pub/sub needs Redis 7 or newer");
         RedisSemaphore holderJvm = newRegistry().semaphore(name);
         RedisSemaphore waiterJvm = newRegistry().semaphore(name);
         Permit held = holderJvm.tryAcquire().orElseThrow();
