@@ -207,7 +207,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             }, registry.callbacks());
         } else {
             try {
-                if (send(pending, wait)) {
+                if (send(pending, wait, true)) {
                     timeWait(pending);
                 }
             } finally {
@@ -230,11 +230,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     /**
      * Sends {@code acquire} for the pending acquisition (its first try on the caller's thread, or a
-     * re-join after its queue entry vanished) and handles the reply there.
+     * re-join after its queue entry vanished, on the callback pool) and handles the reply there.
      *
+     * @param callersThread whether this is the caller's thread, whose interrupt ends its wait
      * @return whether Redis queued it and it still waits
      */
-    private boolean send(PendingAcquisition pending, boolean wait) {
+    private boolean send(PendingAcquisition pending, boolean wait, boolean callersThread) {
         long sentNanos = System.nanoTime();
         Acquired reply = null;
         Throwable error = null;
@@ -243,7 +244,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         } catch (SemaphoreUnavailableException e) {
             error = e;
         }
-        return apply(pending, reply, error, sentNanos, true);
+        return apply(pending, reply, error, sentNanos, callersThread);
     }
 
     /**
@@ -675,7 +676,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                 // caller still waits: it joins again, at the back.
                 log.debug("The wait {} for semaphore '{}' was no longer in Redis; it joins the queue again at"
                         + " the back", pending.id, name());
-                send(pending, true);
+                send(pending, true, false);
             }
         }
     }
