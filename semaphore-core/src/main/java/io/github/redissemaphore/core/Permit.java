@@ -1,20 +1,25 @@
 package io.github.redissemaphore.core;
 
+import java.time.Duration;
 import java.util.function.Consumer;
 
 /**
  * A lease on one or more permits of a {@link RedisSemaphore}. Release it with
  * {@link #release()} or try-with-resources.
+ *
+ * <p>Its {@link #id()} is a capability: whoever has it can release the lease or take it over
+ * ({@link RedisSemaphore#release(String)}, {@link RedisSemaphore#adopt(String)}), from any JVM.
+ * Hand it only to the process meant to finish the work, and do not log it.
  */
 public interface Permit extends AutoCloseable {
 
-    /** @return unguessable id of this lease (128 random bits, hex) */
+    /** @return unguessable id of this lease (128 random bits, 22 URL-safe Base64 characters) */
     String id();
 
     /** @return the semaphore this lease belongs to */
     String semaphoreName();
 
-    /** @return how many permits this lease holds */
+    /** @return how many permits this lease holds (fewer after {@link #release(int)}) */
     int count();
 
     /**
@@ -33,8 +38,40 @@ public interface Permit extends AutoCloseable {
      */
     void onLost(Consumer<Permit> listener);
 
-    /** Gives the permits back. Idempotent; never throws: an unreleasable lease expires on its own. */
+    /**
+     * @return how long until the lease ends unless renewed, as this JVM last had it confirmed by
+     *         Redis (no Redis call); zero once it is no longer held
+     */
+    Duration leaseRemaining();
+
+    /**
+     * Makes the lease end {@code leaseTime} (100 ms..24 h) from now, by Redis' clock; renewal, when
+     * on, goes on by that length from then on. Shorter than what is left is allowed: it ends sooner.
+     *
+     * @throws IllegalStateException when this JVM no longer holds the lease (released, expired,
+     *         lost, or adopted by another process: then {@link #onLost} listeners have run)
+     * @throws SemaphoreUnavailableException when Redis did not answer; the lease may or may not
+     *         have been extended, and this JVM counts on the shorter of the two until its next renewal
+     */
+    void extend(Duration leaseTime);
+
+    /**
+     * Gives back the permits of this lease. Idempotent; never throws: if Redis cannot be reached,
+     * the release is retried in the background, and an unreleasable lease expires on its own. Once
+     * another process adopted the lease, this releases nothing: the lease is the adopter's.
+     */
     void release();
+
+    /**
+     * Gives back {@code permits} of the permits of this lease and keeps the rest, under the same
+     * id and fencing token; waiters that now fit are served. {@code permits == count()} is
+     * {@link #release()}. Like {@link #release()}, a release Redis does not answer is retried in
+     * the background.
+     *
+     * @throws IllegalArgumentException unless 1 <= permits <= {@link #count()}
+     * @throws IllegalStateException    when this JVM no longer holds the lease (see {@link #extend})
+     */
+    void release(int permits);
 
     /** Same as {@link #release()}. */
     @Override

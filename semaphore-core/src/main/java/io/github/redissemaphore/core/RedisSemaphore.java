@@ -26,6 +26,13 @@ public interface RedisSemaphore {
     Optional<Permit> tryAcquire(int permits, Duration maxWait) throws InterruptedException;
 
     /**
+     * Takes {@code permits} permits at once, waiting up to {@code maxWait} in arrival order, on a
+     * lease of {@code leaseTime} (100 ms..24 h) instead of {@code settings().leaseTime()}: renewal,
+     * when on, extends it by that length.
+     */
+    Optional<Permit> tryAcquire(int permits, Duration maxWait, Duration leaseTime) throws InterruptedException;
+
+    /**
      * Takes one permit, waiting up to {@code settings().waitTime()}.
      *
      * @throws SemaphoreRejectedException when no permit came within the wait time
@@ -39,6 +46,60 @@ public interface RedisSemaphore {
      */
     CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait);
 
+    /** {@link #acquireAsync(int, Duration)} on a lease of {@code leaseTime} (100 ms..24 h). */
+    CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait, Duration leaseTime);
+
+    /**
+     * Takes over a lease acquired elsewhere (another JVM, or another registry), by its
+     * {@link Permit#id()}: from now on this JVM renews it (when auto-renewal is on) and can
+     * extend or release it, by the lease length it was acquired with. The JVM that held it
+     * finds it gone at its next renewal: there, {@link Permit#isHeld()} turns false and
+     * {@link Permit#onLost} listeners run, and its {@code release()} no longer touches it.
+     * Adopting a lease this JVM holds already returns that permit.
+     *
+     * @return the permit, with its count and fencing token; empty when the id holds nothing
+     *         (released, expired, never existed, or still waiting in the queue)
+     */
+    Optional<Permit> adopt(String permitId);
+
+    /**
+     * Releases any lease by its {@link Permit#id()}, whichever JVM holds it, and hands its permits
+     * to the waiters, in one Redis call. A permit of this JVM with that id is released too; the
+     * JVM that held it is told on its inbox, as after {@link #adopt}: a hand-over, not a lost lease
+     * (if that message is lost, its next renewal finds the lease gone and reports it lost).
+     *
+     * @return false when the id held nothing (released before, expired, or never existed)
+     * @throws SemaphoreUnavailableException when Redis did not answer within the command timeout:
+     *         the lease is then released or still its holder's; one this JVM held is released
+     *         again in the background until Redis answers or its lease ends
+     */
+    boolean release(String permitId);
+
     /** @return the state in Redis now: limit, usage, holders and waiters in queue order */
     SemaphoreState state();
+
+    /** @return what this JVM holds and waits for on this semaphore, from memory (no Redis call) */
+    LocalState localState();
+
+    /**
+     * Sets the semaphore's limit in Redis at runtime: every JVM follows it from its next call on,
+     * whatever its configured {@link SemaphoreSettings#permits()}, until
+     * {@link #clearLimitOverride()}. Lowering it takes no permit from its holder: nobody is granted
+     * until the permits held fit the new limit, in queue order (a waiter asking for more than the
+     * new limit is rejected). Raising it serves the queue at once. It lasts in Redis until cleared,
+     * even while the semaphore is idle (not across a loss of Redis' data).
+     *
+     * @param limit the permits every JVM grants up to, 1..1,000,000
+     * @throws IllegalArgumentException when {@code limit} is outside 1..1,000,000
+     * @throws SemaphoreUnavailableException when Redis cannot be reached
+     */
+    void overrideLimit(int limit);
+
+    /**
+     * Clears the runtime limit set by {@link #overrideLimit(int)}: each JVM grants up to its
+     * configured permits again (a raise serves the queue at once). Does nothing when none is set.
+     *
+     * @throws SemaphoreUnavailableException when Redis cannot be reached
+     */
+    void clearLimitOverride();
 }

@@ -15,8 +15,10 @@ public interface SemaphoreListener {
         ACQUIRED,
         /** no permit within the wait */
         REJECTED,
-        /** Redis failed, the caller was interrupted or cancelled, or the registry closed */
-        ERROR
+        /** Redis failed, or the registry closed */
+        ERROR,
+        /** the caller was interrupted, or cancelled the future of an asynchronous acquisition */
+        CANCELLED
     }
 
     /** An acquisition ended after {@code elapsed}. */
@@ -31,6 +33,17 @@ public interface SemaphoreListener {
     default void permitEnded(Permit permit) {
     }
 
+    /**
+     * Part of {@code permit} was given back ({@link Permit#release(int)}): this JVM still holds
+     * it, with {@code permit.count()} permits now. By default heard as {@link #permitEnded} then
+     * {@link #permitHeld} with the new count; a listener that times leases overrides it so the
+     * permits kept are not timed afresh.
+     */
+    default void permitCountChanged(Permit permit) {
+        permitEnded(permit);
+        permitHeld(permit);
+    }
+
     /** Renewal found {@code permit} gone while it was held. */
     default void leaseLost(Permit permit) {
     }
@@ -41,5 +54,12 @@ public interface SemaphoreListener {
 
     /** A script reported the semaphore's usage: the figures for gauges. */
     default void usageReported(String semaphore, int limit, int used, int waiters) {
+    }
+
+    /**
+     * The registry forgot an idle keyed semaphore ({@link SemaphoreRegistry#semaphores()}): what
+     * was kept about it (meters, say) can go. Using the name again starts it afresh.
+     */
+    default void semaphoreForgotten(String semaphore) {
     }
 }

@@ -1,7 +1,12 @@
 package io.github.redissemaphore.core;
 
 import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
+import io.github.redissemaphore.core.observation.DefaultSemaphoreHoldObservationConvention;
+import io.github.redissemaphore.core.observation.DefaultSemaphoreObservationConvention;
+import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
+import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
 import io.github.redissemaphore.core.redis.SemaphoreScripts;
+import io.micrometer.observation.ObservationRegistry;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +38,21 @@ public interface SemaphoreRegistry extends AutoCloseable {
     RedisSemaphore semaphore(String name, SemaphoreSettings settings);
 
     /**
+     * The keyed semaphore {@code "<baseName>:<key>"}, one of a family that shares a base name (one
+     * per tenant, say). Observations name it by its base name and carry the key as a
+     * high-cardinality value; the registry forgets it while this JVM neither holds nor waits on
+     * it. {@link #semaphore(String)} treats {@code "exports:acme"} the same way (base name before
+     * the first {@code ':'}) unless that exact name is configured; use this method when the base
+     * name has a {@code ':'} of its own. The first use of a name decides.
+     *
+     * @throws IllegalArgumentException for an invalid name or a null key, or settings that
+     *                                  differ from those the semaphore is already used with
+     */
+    default RedisSemaphore semaphore(String baseName, String key, SemaphoreSettings settings) {
+        return semaphore(baseName + ":" + key, settings);
+    }
+
+    /**
      * @return the settings {@link #semaphore(String)} gives that name: its own configuration, else
      *         that of the part before the first {@code ':'} (so the keyed semaphore
      *         {@code "exports:acme"} inherits {@code "exports"}), else the defaults
@@ -42,7 +62,8 @@ public interface SemaphoreRegistry extends AutoCloseable {
     /**
      * @return the semaphores used in this JVM so far; keyed ones ({@code "exports:acme"}) that
      *         this JVM neither holds nor waits on are forgotten after a minute, so one semaphore
-     *         per tenant does not pile up (a reference kept to one still works)
+     *         per tenant does not pile up (a reference kept to one still works; listeners hear
+     *         {@link SemaphoreListener#semaphoreForgotten})
      */
     Collection<RedisSemaphore> semaphores();
 
@@ -67,6 +88,9 @@ public interface SemaphoreRegistry extends AutoCloseable {
         private final List<SemaphoreListener> listeners = new ArrayList<>();
         private Duration waiterHeartbeat = Duration.ofSeconds(5);
         private Duration waiterTick = Duration.ofSeconds(1);
+        private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+        private SemaphoreObservationConvention observationConvention;
+        private SemaphoreHoldObservationConvention holdObservationConvention;
 
         private Builder(RedisConnectionFactory connectionFactory) {
             this.connectionFactory = Objects.requireNonNull(connectionFactory, "connectionFactory");
@@ -126,6 +150,28 @@ public interface SemaphoreRegistry extends AutoCloseable {
             return this;
         }
 
+        /**
+         * Where the {@code semaphore.acquire} and {@code semaphore.hold} observations go (spans
+         * with a tracing handler, timers with a meter handler); default
+         * {@link ObservationRegistry#NOOP}: none.
+         */
+        public Builder observationRegistry(ObservationRegistry observationRegistry) {
+            this.observationRegistry = Objects.requireNonNull(observationRegistry, "observationRegistry");
+            return this;
+        }
+
+        /** Replaces {@link DefaultSemaphoreObservationConvention} for {@code semaphore.acquire}. */
+        public Builder observationConvention(SemaphoreObservationConvention convention) {
+            this.observationConvention = convention;
+            return this;
+        }
+
+        /** Replaces {@link DefaultSemaphoreHoldObservationConvention} for {@code semaphore.hold}. */
+        public Builder holdObservationConvention(SemaphoreHoldObservationConvention convention) {
+            this.holdObservationConvention = convention;
+            return this;
+        }
+
         /** @return a started registry, its inbox subscribed */
         public SemaphoreRegistry build() {
             checkBetween("waiterTick", waiterTick, Duration.ofMillis(50), Duration.ofHours(1));
@@ -136,7 +182,8 @@ public interface SemaphoreRegistry extends AutoCloseable {
             }
             DefaultSemaphoreRegistry registry = new DefaultSemaphoreRegistry(connectionFactory, keyPrefix, defaults,
                     configured, taskScheduler, scripts == null ? SemaphoreScripts.load() : scripts, listeners,
-                    waiterHeartbeat, waiterTick);
+                    waiterHeartbeat, waiterTick, observationRegistry, observationConvention,
+                    holdObservationConvention);
             registry.start();
             return registry;
         }

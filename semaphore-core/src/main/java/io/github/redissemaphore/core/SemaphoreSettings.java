@@ -12,8 +12,15 @@ import java.time.Duration;
  * @param fair      true: strict arrival order, nobody jumps the queue; false: free permits are
  *                  taken even while others wait
  * @param autoRenew true: held permits are renewed every leaseTime/3 for as long as they are held
+ * @param replicas  how many replicas must acknowledge a grant before the caller is told of it
+ *                  (Redis {@code WAIT}), 0..{@value #MAX_REPLICAS}; 0 (the default) waits for none
+ * @param replicationTimeout how long a grant waits for those replicas, 1 ms..1 min (and at most
+ *                  three quarters of the Redis command timeout, so the client library does not
+ *                  give up on the wait first); when they do not acknowledge in time the grant is
+ *                  given back and the caller gets a {@link SemaphoreUnavailableException}
  */
-public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew) {
+public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
+                                int replicas, Duration replicationTimeout) {
 
     /** Largest number of permits of one semaphore. */
     public static final int MAX_PERMITS = 1_000_000;
@@ -21,40 +28,69 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     public static final Duration MIN_LEASE_TIME = Duration.ofMillis(100);
     /** Longest lease and longest wait. */
     public static final Duration MAX_DURATION = Duration.ofHours(24);
+    /** Most replicas a grant can wait for. */
+    public static final int MAX_REPLICAS = 100;
+    /** How long a grant waits for its replicas unless told otherwise. */
+    public static final Duration DEFAULT_REPLICATION_TIMEOUT = Duration.ofMillis(100);
+    /** Longest wait for replicas. */
+    public static final Duration MAX_REPLICATION_TIMEOUT = Duration.ofMinutes(1);
 
-    /** One permit, 30 s lease, no wait, fair, renewed. */
+    /** One permit, 30 s lease, no wait, fair, renewed, no replicas waited for. */
     public static final SemaphoreSettings DEFAULTS =
             new SemaphoreSettings(1, Duration.ofSeconds(30), Duration.ZERO, true, true);
 
     public SemaphoreSettings {
         checkPermits(permits);
-        checkRange("leaseTime", leaseTime, MIN_LEASE_TIME);
+        checkLease("leaseTime", leaseTime);
         checkWait("waitTime", waitTime);
+        if (replicas < 0 || replicas > MAX_REPLICAS) {
+            throw new IllegalArgumentException(
+                    "replicas must be between 0 and " + MAX_REPLICAS + ", but was " + replicas);
+        }
+        checkRange("replicationTimeout", replicationTimeout, Duration.ofMillis(1), MAX_REPLICATION_TIMEOUT);
+    }
+
+    /** Settings that wait for no replica. */
+    public SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew) {
+        this(permits, leaseTime, waitTime, fair, autoRenew, 0, DEFAULT_REPLICATION_TIMEOUT);
     }
 
     /** @return these settings with another number of permits */
     public SemaphoreSettings withPermits(int permits) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
     }
 
     /** @return these settings with another lease time */
     public SemaphoreSettings withLeaseTime(Duration leaseTime) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
     }
 
     /** @return these settings with another wait time */
     public SemaphoreSettings withWaitTime(Duration waitTime) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
     }
 
     /** @return these settings, fair or not */
     public SemaphoreSettings withFair(boolean fair) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
     }
 
     /** @return these settings, renewed or not */
     public SemaphoreSettings withAutoRenew(boolean autoRenew) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+    }
+
+    /**
+     * @return these settings, waiting for {@code replicas} replicas (0: none) to acknowledge every
+     *         grant, at most {@code replicationTimeout}
+     */
+    public SemaphoreSettings withReplicas(int replicas, Duration replicationTimeout) {
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+    }
+
+    /** @return whether grants wait for replicas */
+    public boolean waitsForReplicas() {
+        return replicas > 0;
     }
 
     /**
@@ -75,7 +111,16 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      * @throws IllegalArgumentException unless 0 <= wait <= 24 h
      */
     public static void checkWait(String argument, Duration wait) {
-        checkRange(argument, wait, Duration.ZERO);
+        checkRange(argument, wait, Duration.ZERO, MAX_DURATION);
+    }
+
+    /**
+     * Checks a lease time.
+     *
+     * @throws IllegalArgumentException unless 100 ms <= lease <= 24 h
+     */
+    public static void checkLease(String argument, Duration lease) {
+        checkRange(argument, lease, MIN_LEASE_TIME, MAX_DURATION);
     }
 
     private static void checkPermits(int permits) {
@@ -85,13 +130,17 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
         }
     }
 
-    private static void checkRange(String argument, Duration value, Duration min) {
+    private static void checkRange(String argument, Duration value, Duration min, Duration max) {
         if (value == null) {
             throw new IllegalArgumentException(argument + " must not be null");
         }
-        if (value.compareTo(min) < 0 || value.compareTo(MAX_DURATION) > 0) {
-            throw new IllegalArgumentException(argument + " must be between " + min.toMillis() + " ms and 24 h ("
-                    + MAX_DURATION.toMillis() + " ms), but was " + value.toMillis() + " ms");
+        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(argument + " must be between " + min.toMillis() + " ms and "
+                    + describe(max) + ", but was " + value.toMillis() + " ms");
         }
+    }
+
+    private static String describe(Duration max) {
+        return max.equals(MAX_DURATION) ? "24 h (" + MAX_DURATION.toMillis() + " ms)" : max.toMillis() + " ms";
     }
 }

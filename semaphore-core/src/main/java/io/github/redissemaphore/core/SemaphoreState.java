@@ -6,19 +6,38 @@ import java.util.List;
 /**
  * A snapshot of one semaphore as Redis holds it.
  *
- * @param name      the semaphore name
- * @param limit     the number of permits
- * @param used      permits held now
- * @param available permits free now
- * @param holders   the leases, across all JVMs
- * @param waiters   the callers waiting, in the order they will be served
+ * @param name            the semaphore name
+ * @param limit           the number of permits every JVM grants up to now: the runtime limit an
+ *                        operator set ({@link RedisSemaphore#overrideLimit(int)}), else this JVM's
+ *                        configured one
+ * @param used            permits held now (above {@code limit} for a while after it was lowered:
+ *                        held permits are never taken back)
+ * @param available       permits free now
+ * @param holders         the leases, across all JVMs
+ * @param waiters         the callers waiting, in the order they will be served
+ * @param configuredLimit the permits this JVM is configured with ({@link SemaphoreSettings#permits()})
+ * @param limitSource     where {@code limit} comes from: {@value #CONFIGURED} or {@value #OVERRIDE}
  */
 public record SemaphoreState(String name, int limit, int used, int available,
-                             List<Holder> holders, List<Waiter> waiters) {
+                             List<Holder> holders, List<Waiter> waiters, int configuredLimit, String limitSource) {
+
+    /** {@link #limitSource()} of a limit that is this JVM's configured one. */
+    public static final String CONFIGURED = "configured";
+    /** {@link #limitSource()} of a runtime limit set in Redis, which every JVM follows until it is cleared. */
+    public static final String OVERRIDE = "override";
 
     public SemaphoreState {
         holders = List.copyOf(holders);
         waiters = List.copyOf(waiters);
+        if (!CONFIGURED.equals(limitSource) && !OVERRIDE.equals(limitSource)) {
+            throw new IllegalArgumentException("limitSource must be '" + CONFIGURED + "' or '" + OVERRIDE
+                    + "', but was " + limitSource);
+        }
+    }
+
+    /** A state whose limit is the configured one. */
+    public SemaphoreState(String name, int limit, int used, int available, List<Holder> holders, List<Waiter> waiters) {
+        this(name, limit, used, available, holders, waiters, limit, CONFIGURED);
     }
 
     /**

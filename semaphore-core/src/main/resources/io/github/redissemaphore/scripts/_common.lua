@@ -2,18 +2,25 @@
 -- KEYS (all with the hash tag {name}, so one cluster slot):
 --   1 holders        ZSET permit id -> lease deadline (server ms)
 --   2 state          HASH used (permits held), seq (tickets and fencing tokens), expires (server ms
---                         at which every key of the semaphore expires), limit (last limit seen),
---                         waiters (ids in the queue), next (a lower bound of the earliest lease
---                         deadline, 'none' without holders): one HMGET gives a script all it
---                         needs on the hot path, with no read of the holders or the queue
+--                         at which every key of the semaphore expires), limit (the configured
+--                         limit of the last call), waiters (ids in the queue), next (a lower bound
+--                         of the earliest lease deadline, 'none' without holders), override (the
+--                         runtime limit an operator set, absent when none): one HMGET gives a
+--                         script all it needs on the hot path, with no read of the holders or the
+--                         queue
 --   3 queue          ZSET waiter id -> ticket (arrival order)
 --   4 queue-deadline ZSET waiter id -> heartbeat deadline (server ms)
 --   5 info           HASH id -> "count lease claim token inbox owner" (lease and claim in ms; token 0
---                         while it waits)
--- ARGV[1]: the limit (permits) the caller is configured with; the rest is the script's own.
--- Every script returns a table that starts with used, limit, waiters, the server time in
--- microseconds (so a client can tell the newest figures) and the ms until the earliest lease ends
--- (-1: no lease; a lower bound, so a client that waits can call again then), then its own entries.
+--                         while it waits; lease: of its acquisition, or of its latest extension;
+--                         inbox: the JVM that waits for it, then the JVM that holds and renews it,
+--                         which an adoption changes)
+-- ARGV[1]: the limit (permits) the caller is configured with; the rest is the script's own. The
+-- limit of the call (LIMIT) is the override when one is set, else ARGV[1] (I6).
+-- Every script returns a table that starts with used, limit (of the call), waiters, the server
+-- time in microseconds (so a client can tell the newest figures), the ms until the earliest lease
+-- ends (-1: no lease; a lower bound, so a client that waits can call again then), the configured
+-- limit of the previous call (0: none known; a JVM configured otherwise learns of the mismatch
+-- from it) and the override (0: none), then its own entries.
 --
 -- Invariants, true after every call whatever happened between calls:
 --   I1 used = the sum of the counts of the holders (a holder whose info is missing, which only a
@@ -22,12 +29,27 @@
 --      queue and queue-deadline hold the same ids;
 --   I3 a grant never takes used above the limit of the call that makes it, and waiters are granted
 --      strictly in ticket order (nobody overtakes the head);
---   I4 every key has a TTL past every deadline it holds, so an idle semaphore leaves nothing behind;
+--   I4 every key has a TTL past every deadline it holds, so an idle semaphore leaves nothing behind,
+--      except the state key while an override is set (I6);
 --   I5 state.waiters is the size of the queue, and state.next is at most the earliest lease
---      deadline (renew re-derives both from the keys, and a missing state key is rebuilt from them).
--- Each script checks its arguments before its first write, and every write below keeps I1..I4 for
+--      deadline (renew re-derives both from the keys, and a missing state key is rebuilt from them);
+--   I6 while state.override is set it is the limit of every call, whatever the caller is
+--      configured with. Setting, lowering, raising or clearing it never takes a permit from a
+--      holder: after a lowering used may stay above the limit until holders leave, and nobody is
+--      granted before used + count fits, in ticket order; the call that changes it serves the queue
+--      under the new limit at once. An operator's limit must not vanish because the semaphore was
+--      idle for a few seconds, so the state key has no TTL while it is set (clearing it gives the
+--      TTL back); its counters are then trusted only until state.expires, when the other keys
+--      expire, and rebuilt from the keys after that.
+-- Each script checks its arguments before its first write, and every write below keeps I1..I6 for
 -- any id a client can send (unknown, expired, released, granted or cancelled), so no script can
 -- fail half-way (Redis does not roll back a script that errors).
+-- Nor on a permission error: the README's Redis ACL rule grants exactly the commands these
+-- scripts and the client send (a test reads them out of these files). A rule written before a
+-- command was added lacks only that command, so a command that only some calls run, and that
+-- came later than the rest, runs before the first write of its script: PERSIST, run by override
+-- alone, when it sets the first runtime limit (I6). A user whose rule lacks it is refused with
+-- nothing changed.
 
 local HOLDERS, STATE, QUEUE, QUEUE_DEADLINE, INFO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 
@@ -50,7 +72,7 @@ local function argId(index)
   return id
 end
 
-local LIMIT = argNumber(1, 1, 1000000)
+local CONFIGURED = argNumber(1, 1, 1000000)
 -- Bounds the work one call does on behalf of others, so no call is ever slow.
 local PURGE_BATCH = 100
 local GRANT_BATCH = 1000
@@ -65,7 +87,7 @@ local clock = redis.call('TIME')
 local NOW_MS = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local NOW_US = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 
-local state = redis.call('HMGET', STATE, 'used', 'seq', 'expires', 'limit', 'waiters', 'next')
+local state = redis.call('HMGET', STATE, 'used', 'seq', 'expires', 'limit', 'waiters', 'next', 'override')
 local USED = tonumber(state[1]) or 0
 local SEQ = tonumber(state[2]) or 0
 local EXPIRES = tonumber(state[3]) or 0
@@ -73,6 +95,10 @@ local LAST_LIMIT = tonumber(state[4])
 local WAITERS = tonumber(state[5]) or 0
 -- Lower bound of the earliest lease deadline (nil: no holder); purging waits for it to pass.
 local EARLIEST = tonumber(state[6])
+-- I6: the operator's limit, when set, is the limit of this call (the override script changes it).
+local OVERRIDE = tonumber(state[7])
+local SAVED_OVERRIDE = OVERRIDE
+local LIMIT = OVERRIDE or CONFIGURED
 local SEQ_CHANGED = false
 -- Latest deadline this call wrote, and keys this call created (they start without a TTL).
 local HORIZON = NOW_MS
@@ -142,7 +168,10 @@ local function derive()
   end
 end
 
-if not state[2] then
+-- A missing state key, or one kept past the expiry of the other keys by an override (I6): its
+-- counters describe keys that are gone, so they are read from the keys again.
+if not state[2] or (EXPIRES > 0 and EXPIRES <= NOW_MS) then
+  USED, EXPIRES = 0, 0
   derive()
   if EARLIEST then
     recount()
@@ -288,7 +317,8 @@ local function grantWaiters()
 end
 
 -- Writes the counters back, keeps every key's TTL past every deadline (I4), and builds the
--- reply: {used, limit, waiters, server time us, ms until the earliest lease ends, own...}.
+-- reply: {used, limit, waiters, server time us, ms until the earliest lease ends, configured limit
+-- of the previous call, override, own...}.
 -- refresh: set every key's TTL even when the horizon needs none (renew does, as a self-repair).
 local function finish(own, refresh)
   local fields = { 'used', USED, 'waiters', WAITERS, 'next', EARLIEST and string.format('%.0f', EARLIEST) or 'none' }
@@ -296,9 +326,17 @@ local function finish(own, refresh)
     fields[#fields + 1] = 'seq'
     fields[#fields + 1] = string.format('%.0f', SEQ)
   end
-  if LAST_LIMIT ~= LIMIT then
+  if LAST_LIMIT ~= CONFIGURED then
     fields[#fields + 1] = 'limit'
-    fields[#fields + 1] = LIMIT
+    fields[#fields + 1] = CONFIGURED
+  end
+  -- I6: the state key has no TTL while an override is set, and gets it back when it is cleared.
+  if OVERRIDE and OVERRIDE ~= SAVED_OVERRIDE then
+    fields[#fields + 1] = 'override'
+    fields[#fields + 1] = OVERRIDE
+  elseif SAVED_OVERRIDE and not OVERRIDE then
+    redis.call('HDEL', STATE, 'override')
+    CREATED[STATE] = true
   end
   -- Large numbers go out through %.0f: Redis may print a Lua number in exponent form.
   -- The expiry only ever moves out: it covers deadlines of earlier calls too (I4).
@@ -309,16 +347,21 @@ local function finish(own, refresh)
     fields[#fields + 1] = at
     redis.call('HSET', STATE, unpack(fields))
     for _, key in ipairs(KEYS) do
-      redis.call('PEXPIREAT', key, at)
+      if key ~= STATE or not OVERRIDE then
+        redis.call('PEXPIREAT', key, at)
+      end
     end
   else
     redis.call('HSET', STATE, unpack(fields))
     local at = string.format('%.0f', EXPIRES)
     for key in pairs(CREATED) do
-      redis.call('PEXPIREAT', key, at)
+      if key ~= STATE or not OVERRIDE then
+        redis.call('PEXPIREAT', key, at)
+      end
     end
   end
-  local reply = { USED, LIMIT, WAITERS, NOW_US, EARLIEST and math.max(EARLIEST - NOW_MS, 0) or -1 }
+  local reply = { USED, LIMIT, WAITERS, NOW_US, EARLIEST and math.max(EARLIEST - NOW_MS, 0) or -1, LAST_LIMIT or 0,
+                  OVERRIDE or 0 }
   for _, value in ipairs(own) do
     reply[#reply + 1] = value
   end

@@ -4,9 +4,9 @@
 -- it is given back here (release 1).
 -- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
 -- ARGV: 1 limit, 2 waiter id, 3 release (1: give back a permit granted meanwhile)
--- Returns: {used, limit, waiters, time, earliest, token}; token 0 when it left the queue (or was
+-- Returns: {used, limit, waiters, time, earliest, previous, override, token}; token 0 when it left the queue (or was
 --   unknown), else the fencing token of the permit it had been granted.
--- Keeps I1..I5 for an id in any state: a waiter leaves the queue with its info; a holder keeps
+-- Keeps I1..I6 for an id in any state: a waiter leaves the queue with its info; a holder keeps
 -- its info until it is dropped, so its count is always known.
 local id = argId(2)
 local release = ARGV[3] == '1'

@@ -2,10 +2,10 @@
 -- shows what is true now).
 -- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
 -- ARGV: 1 limit, 2 most entries listed per table
--- Returns: {used, limit, waiters, time, earliest, holders, queued}
+-- Returns: {used, limit, waiters, time, earliest, previous, override, holders, queued}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
 --   queued:  {{id, count, owner}, ...} in the order they will be served
--- Keeps I1..I5; when it lists every holder it also recounts used (I1 self-check).
+-- Keeps I1..I6; when it lists every holder it also recounts used (I1 self-check).
 local most = argNumber(2, 1, 100000)
 
 purge()

@@ -6,10 +6,13 @@ import io.github.redissemaphore.core.SemaphoreNames;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
+import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
 import io.github.redissemaphore.core.redis.SemaphoreCommands;
 import io.github.redissemaphore.core.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.redis.SemaphoreScripts;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.micrometer.observation.ObservationRegistry;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -20,11 +23,13 @@ import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.ObjLongConsumer;
 
 import org.springframework.context.SmartLifecycle;
@@ -57,13 +62,15 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final ThreadPoolTaskScheduler ownScheduler;
     private final SemaphoreCommands commands;
     private final Listeners listeners;
+    private final Observations observations;
     private final Duration waiterHeartbeat;
     private final Duration waiterTick;
     private final Inbox inbox;
     /**
-     * Where replies of asynchronous calls are handled (grants, rejections, renewals): never on
-     * Lettuce's I/O threads, where a caller's continuation would stall Redis traffic, and never on
-     * the scheduler, which only ever times things.
+     * Where replies of asynchronous calls are handled (grants, rejections, renewals), and where
+     * whatever may block on Redis runs (lending a connection that has to connect, closing one):
+     * never on Lettuce's I/O threads, where a caller's continuation would stall Redis traffic, and
+     * never on the scheduler, which only ever times things.
      */
     private final ExecutorService callbacks = Executors.newCachedThreadPool(new CustomizableThreadFactory(
             "semaphore-callback-") {
@@ -72,8 +79,12 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         }
     });
     private final Map<String, DefaultRedisSemaphore> semaphores = new ConcurrentHashMap<>();
+    /** Mismatched configured limits warned about, per base name: outlives the semaphores it forgets. */
+    private final LimitMismatches limitMismatches = new LimitMismatches();
     /** Waiter id -> its semaphore, to route grants arriving in the inbox. */
     private final Map<String, DefaultRedisSemaphore> waiters = new ConcurrentHashMap<>();
+    /** Start, close and halt, one at a time. A lock, not a monitor: close waits under it (virtual threads). */
+    private final ReentrantLock lifecycle = new ReentrantLock();
     private volatile boolean running;
     private volatile boolean closed;
     private ScheduledFuture<?> eviction;
@@ -82,7 +93,9 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
                                     SemaphoreSettings defaults, Map<String, SemaphoreSettings> configured,
                                     TaskScheduler scheduler, SemaphoreScripts scripts,
                                     List<SemaphoreListener> listeners, Duration waiterHeartbeat,
-                                    Duration waiterTick) {
+                                    Duration waiterTick, ObservationRegistry observationRegistry,
+                                    SemaphoreObservationConvention acquireConvention,
+                                    SemaphoreHoldObservationConvention holdConvention) {
         this.keyPrefix = SemaphoreNames.check("keyPrefix", keyPrefix);
         this.defaults = defaults;
         this.configured = Map.copyOf(configured);
@@ -98,11 +111,12 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             ownScheduler = null;
             this.scheduler = scheduler;
         }
-        this.commands = new SemaphoreCommands(connectionFactory, scripts);
+        this.observations = new Observations(observationRegistry, acquireConvention, holdConvention);
+        this.commands = new SemaphoreCommands(connectionFactory, scripts, observations.inCallersObservation(callbacks));
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
-        this.inbox = inbox(connectionFactory, keyPrefix, this.scheduler, this::inboxGrant);
+        this.inbox = inbox(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
     }
 
     @Override
@@ -110,19 +124,61 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         return semaphore(name, settingsOf(name));
     }
 
+    /**
+     * A name with a {@code ':'} that is not configured by that exact name is keyed: base name
+     * before the first {@code ':'}, key after it (as {@link #settingsOf} reads it).
+     */
     @Override
     public RedisSemaphore semaphore(String name, SemaphoreSettings settings) {
         SemaphoreNames.check("name", name);
+        int colon = name.indexOf(':');
+        return colon > 0 && !configured.containsKey(name)
+                ? semaphore(name, name.substring(0, colon), name.substring(colon + 1), settings)
+                : semaphore(name, name, null, settings);
+    }
+
+    @Override
+    public RedisSemaphore semaphore(String baseName, String key, SemaphoreSettings settings) {
+        SemaphoreNames.check("baseName", baseName);
+        if (key == null) {
+            throw new IllegalArgumentException("key must not be null");
+        }
+        return semaphore(SemaphoreNames.check("name", baseName + ":" + key), baseName, key, settings);
+    }
+
+    /** The first use of a name decides its base name and key: a semaphore is made once. */
+    private DefaultRedisSemaphore semaphore(String name, String baseName, String key, SemaphoreSettings settings) {
         if (settings == null) {
             throw new IllegalArgumentException("settings must not be null");
         }
         DefaultRedisSemaphore semaphore = semaphores.computeIfAbsent(name,
-                n -> new DefaultRedisSemaphore(this, n, settings));
+                n -> new DefaultRedisSemaphore(this, n, baseName, key, settings));
         if (!semaphore.settings().equals(settings)) {
             throw new IllegalArgumentException("semaphore '" + name + "' is already used in this JVM with "
                     + semaphore.settings() + ", so it cannot also be used with " + settings);
         }
         return semaphore;
+    }
+
+    /**
+     * Whether the acquisitions of the semaphore of that name are observed in
+     * {@code observationRegistry}: it is the one this registry was built with, it has handlers,
+     * and none of its predicates switches the {@code semaphore.acquire} observation of that
+     * semaphore off (as Spring Boot's {@code management.observations.enable.semaphore=false}
+     * does). A meter handler of that observation registry then times them, so a metrics listener
+     * must not time them too; when this is false, nobody else does.
+     *
+     * @param name a semaphore name, used here or not (a keyed one is judged by its base name and key)
+     */
+    public boolean observesAcquisitions(String name, ObservationRegistry observationRegistry) {
+        DefaultRedisSemaphore used = semaphores.get(name);
+        if (used != null) {
+            return observations.observesAcquisitions(observationRegistry, name, used.baseName(), used.key());
+        }
+        int colon = name.indexOf(':');
+        boolean keyed = colon > 0 && !configured.containsKey(name);
+        return observations.observesAcquisitions(observationRegistry, name, keyed ? name.substring(0, colon) : name,
+                keyed ? name.substring(colon + 1) : null);
     }
 
     @Override
@@ -141,12 +197,17 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     }
 
     @Override
-    public synchronized void start() {
-        if (!running && !closed) {
-            inbox.start();
-            eviction = scheduler.scheduleWithFixedDelay(this::evictIdleKeyed, Instant.now().plus(EVICTION_PERIOD),
-                    EVICTION_PERIOD);
-            running = true;
+    public void start() {
+        lifecycle.lock();
+        try {
+            if (!running && !closed) {
+                inbox.start();
+                eviction = scheduler.scheduleWithFixedDelay(this::evictIdleKeyed,
+                        Instant.now().plus(EVICTION_PERIOD), EVICTION_PERIOD);
+                running = true;
+            }
+        } finally {
+            lifecycle.unlock();
         }
     }
 
@@ -166,7 +227,16 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     }
 
     @Override
-    public synchronized void close() {
+    public void close() {
+        lifecycle.lock();
+        try {
+            closeLocked();
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    private void closeLocked() {
         if (closed) {
             return;
         }
@@ -197,7 +267,16 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
      * nothing released or cancelled; what it held or waited for in Redis ends with its lease or
      * heartbeat. For tests of crashes; callers still waiting on it are never answered.
      */
-    public synchronized void halt() {
+    public void halt() {
+        lifecycle.lock();
+        try {
+            haltLocked();
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    private void haltLocked() {
         if (closed) {
             return;
         }
@@ -215,21 +294,21 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     }
 
     /**
-     * Forgets keyed semaphores ({@code "exports:acme"}, not configured by that exact name) that
-     * this JVM neither holds nor waits on, so one semaphore per tenant does not pile up. Run every
-     * {@link #EVICTION_PERIOD}; a stale reference to a forgotten one keeps working.
+     * Forgets keyed semaphores ({@code "exports:acme"}) that this JVM neither holds nor waits on,
+     * so one semaphore per tenant does not pile up, and tells the listeners (their meters go too).
+     * Run every {@link #EVICTION_PERIOD}; a stale reference to a forgotten one keeps working.
      */
     public void evictIdleKeyed() {
         semaphores.forEach((name, semaphore) -> {
-            if (name.indexOf(':') > 0 && !configured.containsKey(name) && semaphore.retireIfIdle()) {
-                semaphores.remove(name, semaphore);
+            if (semaphore.key() != null && semaphore.retireIfIdle() && semaphores.remove(name, semaphore)) {
+                listeners.semaphoreForgotten(name);
             }
         });
     }
 
     /** @return the semaphore the registry holds now for the name of a retired one */
     DefaultRedisSemaphore live(DefaultRedisSemaphore retired) {
-        return (DefaultRedisSemaphore) semaphore(retired.name(), retired.settings());
+        return semaphore(retired.name(), retired.baseName(), retired.key(), retired.settings());
     }
 
     boolean isClosed() {
@@ -247,9 +326,14 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     }
 
     private void inboxGrant(String waiterId, long token) {
+        if (token < 0) {
+            // Not a grant: another JVM adopted a lease of this one at server time -token.
+            semaphores.values().forEach(semaphore -> semaphore.leases.adoptedElsewhere(waiterId, -token));
+            return;
+        }
         DefaultRedisSemaphore semaphore = waiters.get(waiterId);
         if (semaphore != null) {
-            semaphore.granted(waiterId, token, System.nanoTime(), false);
+            semaphore.acquisitions.granted(waiterId, token, System.nanoTime(), 0);
         }
     }
 
@@ -277,6 +361,14 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         return listeners;
     }
 
+    Observations observations() {
+        return observations;
+    }
+
+    LimitMismatches limitMismatches() {
+        return limitMismatches;
+    }
+
     Duration waiterHeartbeat() {
         return waiterHeartbeat;
     }
@@ -294,13 +386,14 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
      * taken to be one: Redis 6 is past its end of life); one channel per JVM elsewhere.
      */
     private static Inbox inbox(RedisConnectionFactory connectionFactory, String keyPrefix, TaskScheduler scheduler,
-                               ObjLongConsumer<String> grants) {
+                               Executor subscriber, ObjLongConsumer<String> grants) {
         String clientId = Ids.clientId();
         if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
                 && lettuce.getNativeClient() instanceof RedisClusterClient client && redisVersion(lettuce) >= 7) {
             return new ShardedInbox(client, clientId, grants);
         }
-        return new JvmInbox(connectionFactory, scheduler, SemaphoreKeys.inboxChannel(keyPrefix, clientId), grants);
+        return new JvmInbox(connectionFactory, scheduler, subscriber, SemaphoreKeys.inboxChannel(keyPrefix, clientId),
+                grants);
     }
 
     /** @return the lowest major version of the cluster's nodes, or 7 when they cannot be asked */

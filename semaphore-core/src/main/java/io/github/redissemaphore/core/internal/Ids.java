@@ -28,6 +28,14 @@ final class Ids {
         return random(16);
     }
 
+    /**
+     * @return the first 8 characters of a permit id, for logs: enough to find it in
+     *         {@code state()}, too few to release or adopt it (an id is a capability)
+     */
+    static String shown(String id) {
+        return id.length() > 8 ? id.substring(0, 8) + "..." : id;
+    }
+
     /** @return 64 random bits: this JVM's inbox */
     static String clientId() {
         return random(8);

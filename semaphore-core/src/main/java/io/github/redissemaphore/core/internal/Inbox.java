@@ -8,6 +8,7 @@ import java.util.function.ObjLongConsumer;
  * Where this JVM hears of its grants: the scripts publish {@code "<waiter id> <fencing token>"}
  * on the channel a waiter named when it joined the queue (direct hand-off, no polling). A message
  * lost on the way only delays its waiter until the next renewal tick, which reports the grant.
+ * An adoption tells the lease's former owner {@code "<permit id> -<server time µs>"}.
  */
 interface Inbox {
 
@@ -16,6 +17,9 @@ interface Inbox {
 
     /** Called before this JVM's waiters join the semaphore's queue: subscribe if not yet done. */
     void listenFor(SemaphoreKeys keys);
+
+    /** @return whether grants for this semaphore's waiters reach this JVM now (no Redis call) */
+    boolean isSubscribed(SemaphoreKeys keys);
 
     /** The registry forgot the semaphore: its channel, if it has one of its own, can go. */
     void forget(SemaphoreKeys keys);

@@ -5,8 +5,10 @@ import io.github.redissemaphore.core.redis.SemaphoreKeys;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.ObjLongConsumer;
 
 import org.slf4j.Logger;
@@ -30,7 +32,10 @@ final class JvmInbox implements Inbox {
     private static final Duration RETRY = Duration.ofSeconds(1);
 
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+    /** Only times the retries: a subscription blocks (up to the container's wait), so it never runs here. */
     private final TaskScheduler scheduler;
+    /** Where a retry subscribes: the registry's callback pool, whose threads nothing else waits for. */
+    private final Executor subscriber;
     private final String channel;
     /** One ordered thread, so a slow callback of a completed future never stalls Redis I/O. */
     private final ExecutorService dispatch = Executors.newSingleThreadExecutor(runnable -> {
@@ -40,9 +45,10 @@ final class JvmInbox implements Inbox {
     });
     private volatile boolean stopped;
 
-    JvmInbox(RedisConnectionFactory connectionFactory, TaskScheduler scheduler, String channel,
+    JvmInbox(RedisConnectionFactory connectionFactory, TaskScheduler scheduler, Executor subscriber, String channel,
              ObjLongConsumer<String> grants) {
         this.scheduler = scheduler;
+        this.subscriber = subscriber;
         this.channel = channel;
         container.setConnectionFactory(connectionFactory);
         container.setTaskExecutor(dispatch);
@@ -53,11 +59,6 @@ final class JvmInbox implements Inbox {
         container.afterPropertiesSet();
     }
 
-    /**
-     * Subscribes, waiting (bounded) for Redis to confirm, so no grant is published before it
-     * listens. If Redis is not there yet, the application still starts: subscribing is retried
-     * every second, and waiters are served by the renewal tick meanwhile.
-     */
     @Override
     public String channel(SemaphoreKeys keys) {
         return channel;
@@ -69,10 +70,20 @@ final class JvmInbox implements Inbox {
     }
 
     @Override
+    public boolean isSubscribed(SemaphoreKeys keys) {
+        return !stopped && container.isListening();
+    }
+
+    @Override
     public void forget(SemaphoreKeys keys) {
         // the one channel stays
     }
 
+    /**
+     * Subscribes, waiting (bounded) for Redis to confirm, so no grant is published before it
+     * listens. If Redis is not there yet, the application still starts: subscribing is retried
+     * every second, and waiters are served by the renewal tick meanwhile.
+     */
     @Override
     public void start() {
         try {
@@ -84,10 +95,26 @@ final class JvmInbox implements Inbox {
         }
     }
 
+    /**
+     * Subscribes again in {@link #RETRY}: timed by the scheduler, done on the subscriber. While
+     * Redis cannot be reached a try blocks for seconds (connect, then the container's wait for the
+     * subscription), which on the scheduler would hold up the deadlines and renewals of every
+     * semaphore it times.
+     */
     private void retryLater() {
         container.stop();
         if (!stopped) {
-            scheduler.schedule(this::retry, Instant.now().plus(RETRY));
+            try {
+                scheduler.schedule(() -> {
+                    try {
+                        subscriber.execute(this::retry);
+                    } catch (RejectedExecutionException e) {
+                        // the registry is closing
+                    }
+                }, Instant.now().plus(RETRY));
+            } catch (RejectedExecutionException e) {
+                // the registry is closing
+            }
         }
     }
 

@@ -37,6 +37,11 @@ final class Listeners implements SemaphoreListener {
     }
 
     @Override
+    public void permitCountChanged(Permit permit) {
+        each(l -> l.permitCountChanged(permit));
+    }
+
+    @Override
     public void leaseLost(Permit permit) {
         each(l -> l.leaseLost(permit));
     }
@@ -49,6 +54,11 @@ final class Listeners implements SemaphoreListener {
     @Override
     public void usageReported(String semaphore, int limit, int used, int waiters) {
         each(l -> l.usageReported(semaphore, limit, used, waiters));
+    }
+
+    @Override
+    public void semaphoreForgotten(String semaphore) {
+        each(l -> l.semaphoreForgotten(semaphore));
     }
 
     private void each(Consumer<SemaphoreListener> event) {

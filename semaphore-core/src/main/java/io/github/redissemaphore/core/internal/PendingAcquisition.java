@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.Permit;
+import io.micrometer.observation.Observation;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -35,16 +36,26 @@ final class PendingAcquisition {
     final String id;
     final int count;
     final Duration maxWait;
+    /** The lease its permit gets: the semaphore's, or the one of this call. */
+    final Duration leaseTime;
     final long startNanos;
     final long deadlineNanos;
     final CompletableFuture<Permit> future = new CompletableFuture<>();
+    /** The caller's observation when it asked (null if none): parent of the acquire and the hold observations. */
+    final Observation callerObservation;
+    /** The {@code semaphore.acquire} observation, stopped when {@link #future} completes. */
+    final Observation observation;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.SENDING);
     private volatile ScheduledFuture<?> deadline;
 
-    PendingAcquisition(String id, int count, Duration maxWait, long startNanos) {
+    PendingAcquisition(String id, int count, Duration maxWait, Duration leaseTime, long startNanos,
+                       Observation callerObservation, Observation observation) {
         this.id = id;
+        this.callerObservation = callerObservation;
+        this.observation = observation;
         this.count = count;
         this.maxWait = maxWait;
+        this.leaseTime = leaseTime;
         this.startNanos = startNanos;
         this.deadlineNanos = startNanos + maxWait.toNanos();
     }

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.springframework.scheduling.TaskScheduler;
 
@@ -16,6 +17,8 @@ final class RenewalTick {
 
     private final DefaultRedisSemaphore semaphore;
     private final TaskScheduler scheduler;
+    /** Guards {@link #next} and {@link #stopped}; a lock, as every lock of the library (virtual threads). */
+    private final ReentrantLock lock = new ReentrantLock();
     private ScheduledFuture<?> next;
     private boolean stopped;
 
@@ -26,37 +29,50 @@ final class RenewalTick {
 
     /** Something to renew or heartbeat appeared: make sure a tick comes in time for it. */
     void wake() {
-        wakeWithin(semaphore.tickDelay());
+        wakeWithin(semaphore.leases.tickDelay());
     }
 
     /** Makes sure the next tick comes within {@code delay} (null: no tick needed). */
-    synchronized void wakeWithin(Duration delay) {
-        if (stopped || delay == null) {
-            return;
+    void wakeWithin(Duration delay) {
+        lock.lock();
+        try {
+            if (stopped || delay == null) {
+                return;
+            }
+            if (next != null && next.getDelay(TimeUnit.NANOSECONDS) <= delay.toNanos()) {
+                return;
+            }
+            if (next != null) {
+                next.cancel(false);
+            }
+            next = scheduler.schedule(this::run, Instant.now().plus(delay));
+        } finally {
+            lock.unlock();
         }
-        if (next != null && next.getDelay(TimeUnit.NANOSECONDS) <= delay.toNanos()) {
-            return;
-        }
-        if (next != null) {
-            next.cancel(false);
-        }
-        next = scheduler.schedule(this::run, Instant.now().plus(delay));
     }
 
-    synchronized void stop() {
-        stopped = true;
-        if (next != null) {
-            next.cancel(false);
-            next = null;
+    void stop() {
+        lock.lock();
+        try {
+            stopped = true;
+            if (next != null) {
+                next.cancel(false);
+                next = null;
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
     private void run() {
-        synchronized (this) {
+        lock.lock();
+        try {
             next = null;
+        } finally {
+            lock.unlock();
         }
         try {
-            semaphore.renewNow();
+            semaphore.leases.renewNow();
         } finally {
             wake();
         }

@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.ObjLongConsumer;
 
 import org.slf4j.Logger;
@@ -49,6 +50,8 @@ final class ShardedInbox implements Inbox {
         thread.setDaemon(true);
         return thread;
     });
+    /** Guards {@link #connection}. A lock, not a monitor: connecting is a Redis call (virtual threads). */
+    private final ReentrantLock lock = new ReentrantLock();
     private CompletableFuture<StatefulRedisClusterPubSubConnection<String, String>> connection;
     private volatile boolean stopped;
 
@@ -90,6 +93,13 @@ final class ShardedInbox implements Inbox {
                 });
     }
 
+    /** Only semaphores this JVM has waited on have a subscription: the others need none. */
+    @Override
+    public boolean isSubscribed(SemaphoreKeys keys) {
+        CompletableFuture<Void> subscription = subscriptions.get(channel(keys));
+        return !stopped && subscription != null && subscription.isDone() && !subscription.isCompletedExceptionally();
+    }
+
     @Override
     public void forget(SemaphoreKeys keys) {
         String channel = channel(keys);
@@ -109,26 +119,36 @@ final class ShardedInbox implements Inbox {
     }
 
     /** The pub/sub connection, connecting (without blocking) if there is none or the last try failed. */
-    private synchronized CompletableFuture<StatefulRedisClusterPubSubConnection<String, String>> connection() {
-        if (connection == null || connection.isCompletedExceptionally()) {
-            connection = client.connectPubSubAsync(StringCodec.UTF8).thenApply(pubSub -> {
-                pubSub.addListener(new RedisPubSubAdapter<>() {
-                    @Override
-                    public void smessage(String channel, String message) {
-                        dispatch.execute(() -> Inbox.deliver(message, grants));
-                    }
+    private CompletableFuture<StatefulRedisClusterPubSubConnection<String, String>> connection() {
+        lock.lock();
+        try {
+            if (connection == null || connection.isCompletedExceptionally()) {
+                connection = client.connectPubSubAsync(StringCodec.UTF8).thenApply(pubSub -> {
+                    pubSub.addListener(new RedisPubSubAdapter<>() {
+                        @Override
+                        public void smessage(String channel, String message) {
+                            dispatch.execute(() -> Inbox.deliver(message, grants));
+                        }
+                    });
+                    return pubSub;
                 });
-                return pubSub;
-            });
+            }
+            return connection;
+        } finally {
+            lock.unlock();
         }
-        return connection;
     }
 
     @Override
-    public synchronized void stop() {
-        stopped = true;
-        if (connection != null) {
-            connection.thenAccept(StatefulRedisClusterPubSubConnection::closeAsync);
+    public void stop() {
+        lock.lock();
+        try {
+            stopped = true;
+            if (connection != null) {
+                connection.thenAccept(StatefulRedisClusterPubSubConnection::closeAsync);
+            }
+        } finally {
+            lock.unlock();
         }
         dispatch.shutdown();
     }

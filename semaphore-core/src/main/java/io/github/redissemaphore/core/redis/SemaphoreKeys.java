@@ -27,6 +27,17 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded)
     }
 
     /**
+     * @return the key a grant that waits for replicas writes last, so the {@code WAIT} after it
+     *         covers the grant even when the script itself changed nothing (a string with a short
+     *         TTL; in the semaphore's slot)
+     */
+    byte[] replicationMarker() {
+        String holders = all.get(0);
+        return (holders.substring(0, holders.length() - "holders".length()) + "replicated")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
      * @return the pub/sub channel on which the JVM with that client id hears of grants of every
      *         semaphore: published with {@code PUBLISH} (standalone, Sentinel, Redis 6 clusters)
      */

@@ -1,0 +1,26 @@
+package io.github.redissemaphore.core;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * This JVM's side of one semaphore, read from memory without a Redis call: what a health check
+ * needs. For the fleet-wide state ask {@link RedisSemaphore#state()}.
+ *
+ * @param name                the semaphore name
+ * @param permitsHeld         permits this JVM holds (a lease of n permits counts n)
+ * @param waiters             callers of this JVM waiting for a permit
+ * @param inboxSubscribed     whether grants for this semaphore's waiters reach this JVM as
+ *                            messages; when false, its waiters are served by the renewal tick
+ *                            (later, not lost)
+ * @param renewalFailingSince when the oldest renewal that has not succeeded since was sent: it
+ *                            failed, or was still unanswered when the next one was due; null
+ *                            while renewals succeed. Leases held end a lease time after the last
+ *                            renewal that succeeded.
+ * @param shortestLease       the shortest lease of the permits this JVM holds (each has its own:
+ *                            the semaphore's, the one of its call, or of its last extension);
+ *                            null when it holds none
+ */
+public record LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
+                         Instant renewalFailingSince, Duration shortestLease) {
+}

@@ -1,0 +1,433 @@
+package io.github.redissemaphore.core.internal;
+
+import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.SemaphoreException;
+import io.github.redissemaphore.core.SemaphoreListener.Outcome;
+import io.github.redissemaphore.core.SemaphoreRejectedException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.redis.SemaphoreCommands;
+import io.github.redissemaphore.core.redis.SemaphoreCommands.Acquired;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The waits of one semaphore's callers, from the first {@code acquire} call to a permit or an
+ * exception. Every party that can decide a wait (the acquire reply, the grant message, the
+ * renewal tick's reply, the deadline, an interrupt or cancel, shutdown) decides it here, through
+ * the transitions of its {@link PendingAcquisition}, so the races of a wait are in one class.
+ */
+final class Acquisitions extends SemaphorePart {
+
+    /** How long past its deadline a wait may take to learn from Redis whether it was granted. */
+    private static final Duration ANSWER_GRACE = Duration.ofMillis(150);
+
+    Acquisitions(DefaultRedisSemaphore semaphore) {
+        super(semaphore);
+    }
+
+    /**
+     * Runs {@code started} (the count-down of {@link DefaultRedisSemaphore#started()}) when the
+     * first reply has been handled, or when starting failed before that. From the moment the
+     * acquisition's observation starts, whatever fails ends it: a {@link RuntimeException} that is
+     * no Redis failure (a scheduler that refuses a task, an inbox that cannot subscribe, a bug)
+     * fails the pending future, so the observation and the listeners' view of the acquisition end,
+     * and nothing is left waiting, here or in Redis.
+     */
+    PendingAcquisition begin(int permits, Duration maxWait, Duration leaseTime, boolean async,
+                             Runnable started) {
+        registry.checkOpen();
+        Observations observations = registry.observations();
+        PendingAcquisition pending = new PendingAcquisition(Ids.permitId(), permits, maxWait, leaseTime,
+                System.nanoTime(), observations.current(), observations.acquisition(semaphore, permits));
+        pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
+        boolean wait = !maxWait.isZero();
+        if (async) {
+            long sentNanos = System.nanoTime();
+            CompletableFuture<Acquired> call;
+            try {
+                enlist(pending, wait);
+                call = acquireCall(pending, wait);
+            } catch (RuntimeException e) {
+                try {
+                    failed(pending, e);
+                } finally {
+                    started.run();
+                }
+                return pending;
+            }
+            call.whenCompleteAsync((reply, error) -> {
+                try {
+                    if (apply(pending, call, reply, error, sentNanos, false)) {
+                        timeWait(pending);
+                    }
+                } catch (RuntimeException e) {
+                    failed(pending, e);
+                } finally {
+                    started.run();
+                }
+            }, registry.callbacks());
+        } else {
+            try {
+                enlist(pending, wait);
+                if (send(pending, wait, true)) {
+                    timeWait(pending);
+                }
+            } catch (RuntimeException e) {
+                failed(pending, e);
+            } finally {
+                started.run();
+            }
+        }
+        return pending;
+    }
+
+    /** A caller that will wait is routed its grant, before Redis can make one. */
+    private void enlist(PendingAcquisition pending, boolean wait) {
+        if (wait) {
+            registry.inbox().listenFor(keys);
+            waiting.put(pending.id, pending);
+            registry.route(pending.id, semaphore);
+        }
+    }
+
+    /**
+     * Starting an acquisition failed outside Redis: the caller hears of it (its future fails with
+     * {@code error}, which ends the observation), and what a call may have left in Redis is taken
+     * back. If the acquisition was decided already (a grant whose tick could not be scheduled),
+     * its outcome stands.
+     */
+    private void failed(PendingAcquisition pending, RuntimeException error) {
+        if (pending.end(false) == null) {
+            log.warn("Semaphore '{}': an acquisition that had been decided failed afterwards", name(), error);
+            return;
+        }
+        forget(pending);
+        pending.future.completeExceptionally(error);
+        cleanUp(pending);
+    }
+
+    /** The wait is timed from the caller's start, whenever the reply that queued it came. */
+    private void timeWait(PendingAcquisition pending) {
+        pending.deadline(registry.scheduler().schedule(() -> deadlinePassed(pending),
+                Instant.now().plusNanos(Math.max(pending.deadlineNanos - System.nanoTime(), 0))));
+    }
+
+    /**
+     * The {@code acquire} call. With replicas to wait for, a grant in its reply has been
+     * acknowledged by them; one they did not acknowledge in time fails the call, and the failure
+     * path takes the grant back like any call that failed.
+     */
+    private CompletableFuture<Acquired> acquireCall(PendingAcquisition pending, boolean wait) {
+        if (!settings.waitsForReplicas()) {
+            return commands.acquireAsync(keys, settings.permits(), pending.id, pending.count, pending.leaseTime,
+                    wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner());
+        }
+        return commands.acquireReplicatedAsync(keys, settings.permits(), pending.id, pending.count,
+                pending.leaseTime, wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner(),
+                replication()).thenApply(replicated -> {
+                    Acquired reply = replicated.reply();
+                    if (reply.status() == Acquired.Status.GRANTED && replicated.acknowledged() < settings.replicas()) {
+                        throw notReplicated(replicated.acknowledged());
+                    }
+                    return reply;
+                });
+    }
+
+    private SemaphoreCommands.Replication replication() {
+        return new SemaphoreCommands.Replication(settings.replicas(), settings.replicationTimeout(),
+                registry.callbacks());
+    }
+
+    private SemaphoreUnavailableException notReplicated(int acknowledged) {
+        return new SemaphoreUnavailableException("A permit of semaphore '" + name() + "' was granted, but only "
+                + acknowledged + " of the " + settings.replicas() + " replicas required acknowledged it within "
+                + settings.replicationTimeout().toMillis() + " ms; it was given back");
+    }
+
+    /**
+     * Sends {@code acquire} for the pending acquisition (its first try on the caller's thread, or a
+     * re-join after its queue entry vanished, on the callback pool) and handles the reply there.
+     *
+     * @param callersThread whether this is the caller's thread, whose interrupt ends its wait
+     * @return whether Redis queued it and it still waits
+     */
+    boolean send(PendingAcquisition pending, boolean wait, boolean callersThread) {
+        long sentNanos = System.nanoTime();
+        Acquired reply = null;
+        Throwable error = null;
+        CompletableFuture<Acquired> call = acquireCall(pending, wait);
+        try {
+            reply = commands.await(keys, call);
+        } catch (SemaphoreUnavailableException e) {
+            error = e;
+        }
+        return apply(pending, call, reply, error, sentNanos, callersThread);
+    }
+
+    /**
+     * Applies the reply (or failure) of an {@code acquire} call. A reply that finds the wait ended
+     * meanwhile undoes what the call did, as {@link PendingAcquisition} describes.
+     *
+     * @param call          the call, which may still be unsettled when the caller's wait for it
+     *                      was interrupted
+     * @param callersThread whether this runs on the caller's thread, which waited for the reply
+     * @return whether Redis queued it and it still waits
+     */
+    private boolean apply(PendingAcquisition pending, CompletableFuture<Acquired> call, Acquired reply,
+                          Throwable error, long sentNanos, boolean callersThread) {
+        if (error != null) {
+            // An interrupt of the caller stops the client library's wait too: that is no outage.
+            Throwable failure = callersThread && Thread.currentThread().isInterrupted()
+                    ? new CancellationException("interrupted while acquiring semaphore '" + name() + "'")
+                    : SemaphoreCommands.failure(error);
+            if (pending.end(false) != null) {
+                forget(pending);
+                pending.future.completeExceptionally(failure);
+            }
+            if (!pending.isGranted()) {
+                // The call may have reached Redis before failing here: take back what it may have
+                // done, in the background.
+                undo(pending, call);
+            }
+            return false;
+        }
+        seen(reply.usage());
+        switch (reply.status()) {
+            case GRANTED -> {
+                if (pending.end(true) != null) {
+                    grant(pending, reply.token(), sentNanos, reply.usage().serverMicros());
+                } else if (!pending.isGranted()) {
+                    undo(pending, call);
+                }
+            }
+            case QUEUED -> {
+                if (pending.queued()) {
+                    tick.wake();
+                    return true;
+                }
+                if (!pending.isGranted()) {
+                    undo(pending, call);
+                }
+            }
+            case REFUSED -> {
+                if (pending.end(false) != null) {
+                    reject(pending);
+                }
+            }
+        }
+        return false;
+    }
+
+    Permit await(PendingAcquisition pending) throws InterruptedException {
+        try {
+            return pending.future.get();
+        } catch (InterruptedException e) {
+            abandon(pending, new CancellationException("interrupted while waiting for semaphore '" + name() + "'"));
+            throw e;
+        } catch (CancellationException e) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException(e.getMessage());
+            }
+            throw e;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof SemaphoreException cause) {
+                throw cause;
+            }
+            throw new SemaphoreException("Acquiring semaphore '" + name() + "' failed", e.getCause());
+        }
+    }
+
+    private void ended(PendingAcquisition pending, Permit permit, Throwable error) {
+        Outcome outcome = permit != null ? Outcome.ACQUIRED
+                : error instanceof SemaphoreRejectedException ? Outcome.REJECTED
+                : error instanceof CancellationException ? Outcome.CANCELLED : Outcome.ERROR;
+        Observations.acquisitionEnded(pending.observation, outcome, error);
+        registry.listeners().acquisitionEnded(name(), pending.count, outcome, pending.waited());
+        if (error instanceof CancellationException) {
+            abandon(pending, error);
+        }
+    }
+
+    /**
+     * The wait ends without a permit (interrupt, cancel, shutdown): leave the queue, leak nothing.
+     *
+     * @return the clean-up in Redis, done when Redis answered (or gave up on)
+     */
+    CompletableFuture<Void> abandon(PendingAcquisition pending, Throwable cause) {
+        PendingAcquisition.Phase from = pending.end(false);
+        if (from == null) {
+            // Granted meanwhile: the permit goes back as soon as it exists.
+            pending.future.thenAccept(Permit::release);
+            return CompletableFuture.completedFuture(null);
+        }
+        forget(pending);
+        pending.future.completeExceptionally(cause);
+        return from == PendingAcquisition.Phase.QUEUED ? cleanUp(pending) : CompletableFuture.completedFuture(null);
+    }
+
+    private void deadlinePassed(PendingAcquisition pending) {
+        long sentNanos = System.nanoTime();
+        PendingAcquisition.Phase from = pending.end(false);
+        if (from == null) {
+            return;
+        }
+        if (from != PendingAcquisition.Phase.QUEUED) {
+            // A re-join is in flight; its reply takes back whatever it did.
+            reject(pending);
+            return;
+        }
+        // Asynchronous: the scheduler thread is free at once, whatever Redis does. The caller hears
+        // by max(wait, command timeout) + ANSWER_GRACE at the latest: if Redis has not said by then
+        // whether the wait was granted meanwhile, the caller gets SemaphoreUnavailableException
+        // and the clean-up goes on in the background (giving back a grant it finds).
+        AtomicBoolean answered = new AtomicBoolean();
+        long answerBy = pending.startNanos + Math.max(pending.maxWait.toNanos(), commands.timeout().toNanos())
+                + ANSWER_GRACE.toNanos();
+        ScheduledFuture<?> timer = registry.scheduler().schedule(() -> {
+            if (answered.compareAndSet(false, true)) {
+                forget(pending);
+                pending.future.completeExceptionally(new SemaphoreUnavailableException("The wait for semaphore '"
+                        + name() + "' ended, and Redis did not answer in time to say whether it had been granted"));
+            }
+        }, Instant.now().plusNanos(Math.max(answerBy - System.nanoTime(), 0)));
+        commands.cancelAsync(keys, settings.permits(), pending.id, false).whenCompleteAsync((reply, error) -> {
+            timer.cancel(false);
+            if (!answered.compareAndSet(false, true)) {
+                // The caller has been answered: whatever this found goes back.
+                cleanUp(pending);
+            } else if (error != null) {
+                forget(pending);
+                pending.future.completeExceptionally(SemaphoreCommands.failure(error));
+                // The entry may still be there, or granted: take it back once Redis answers.
+                cleanUp(pending);
+            } else {
+                seen(reply.usage());
+                if (reply.grantedToken() > 0) {
+                    // Granted just before the deadline (its message is still on the way); cancel
+                    // confirmed its claim as a full lease.
+                    handOver(pending, reply.grantedToken(), sentNanos, reply.usage().serverMicros());
+                } else {
+                    reject(pending);
+                }
+            }
+        }, registry.callbacks());
+    }
+
+    /**
+     * Waiter {@code id} was granted ({@code token > 0}) or can never be ({@code token == 0}):
+     * the inbox heard it ({@code confirmedMicros} 0: the grant is a claim to confirm) or a renew
+     * or cancel reply said so (the server time of that reply, which extended the claim to a full lease).
+     */
+    void granted(String id, long token, long heardNanos, long confirmedMicros) {
+        PendingAcquisition pending = waiting.get(id);
+        if (pending == null) {
+            return;
+        }
+        if (token > 0) {
+            if (pending.end(true) != null) {
+                handOver(pending, token, heardNanos, confirmedMicros);
+            }
+        } else if (pending.end(false) != null) {
+            reject(pending);
+        }
+    }
+
+    /**
+     * A grant from the queue (made by another party's call): with replicas to wait for, this
+     * JVM's own write confirms it and is acknowledged by them before the caller hears of it.
+     */
+    private void handOver(PendingAcquisition pending, long token, long heardNanos, long confirmedMicros) {
+        if (!settings.waitsForReplicas()) {
+            grant(pending, token, heardNanos, confirmedMicros);
+            return;
+        }
+        long sentNanos = System.nanoTime();
+        commands.renewReplicatedAsync(keys, settings.permits(), registry.waiterHeartbeat(), inboxChannel, pending.id,
+                        replication())
+                .whenCompleteAsync((replicated, error) -> {
+                    Throwable failure = error != null ? SemaphoreCommands.failure(error) : null;
+                    if (replicated != null) {
+                        seen(replicated.reply().usage());
+                        long status = replicated.reply().statuses().get(0);
+                        if (status <= 0) {
+                            failure = new SemaphoreUnavailableException("A permit of semaphore '" + name()
+                                    + "' was granted, but its claim ended before this JVM could confirm it");
+                        } else if (replicated.acknowledged() < settings.replicas()) {
+                            failure = notReplicated(replicated.acknowledged());
+                        }
+                    }
+                    if (failure == null) {
+                        grant(pending, token, sentNanos, replicated.reply().usage().serverMicros());
+                    } else {
+                        forget(pending);
+                        pending.future.completeExceptionally(failure);
+                        cleanUp(pending);
+                    }
+                }, registry.callbacks());
+    }
+
+    private void grant(PendingAcquisition pending, long token, long heardNanos, long confirmedMicros) {
+        // A claim lasts the waiter heartbeat from its grant, which was before we heard of it:
+        // half of it is what this JVM counts on until the confirmation comes back.
+        boolean confirmed = confirmedMicros > 0;
+        long leaseEnds = heardNanos + (confirmed ? pending.leaseTime : registry.waiterHeartbeat().dividedBy(2))
+                .toNanos();
+        DefaultPermit permit = new DefaultPermit(semaphore, pending.id, pending.count, token, pending.leaseTime,
+                leaseEnds, confirmedMicros, confirmed);
+        // Held before it stops waiting, so the semaphore never looks idle in between.
+        held.put(permit.id(), permit);
+        forget(pending);
+        semaphore.nowHeld(permit, pending.callerObservation);
+        try {
+            if (!confirmed) {
+                semaphore.leases.confirmSoon();
+            }
+            tick.wake();
+        } finally {
+            // The caller hears of its permit even if a timer could not be set.
+            if (!pending.future.complete(permit)) {
+                permit.release();
+            }
+        }
+    }
+
+    private void reject(PendingAcquisition pending) {
+        forget(pending);
+        pending.future.completeExceptionally(
+                new SemaphoreRejectedException(name(), pending.count, pending.maxWait));
+    }
+
+    private void forget(PendingAcquisition pending) {
+        if (waiting.remove(pending.id) != null) {
+            registry.unroute(pending.id);
+        }
+    }
+
+    /** Takes back, off the caller's thread, whatever a call for this acquisition may have left in Redis. */
+    private void undo(PendingAcquisition pending, CompletableFuture<Acquired> call) {
+        if (call.isDone()) {
+            cleanUp(pending);
+        } else {
+            // Not before the call itself has gone (or is known never to go): a call lent off the
+            // caller's thread, and this clean-up, may otherwise reach Redis in either order, and an
+            // acquire landing after its cancel would queue a waiter nobody waits for.
+            call.whenCompleteAsync((reply, error) -> cleanUp(pending), registry.callbacks());
+        }
+    }
+
+    /**
+     * Takes waiter or claim {@code id} out of Redis (giving back a grant it got meanwhile), without
+     * blocking a thread, and again every second while Redis does not answer, until the entry's own
+     * lease or heartbeat would have ended it anyway.
+     */
+    private CompletableFuture<Void> cleanUp(PendingAcquisition pending) {
+        return persist("take " + Ids.shown(pending.id) + " out of", pending.leaseTime,
+                () -> commands.cancelAsync(keys, settings.permits(), pending.id, true), reply -> seen(reply.usage()));
+    }
+}

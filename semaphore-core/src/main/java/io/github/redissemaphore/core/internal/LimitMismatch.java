@@ -1,0 +1,76 @@
+package io.github.redissemaphore.core.internal;
+
+import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Notices that other JVMs are configured with other permits for one semaphore (a rolling deploy
+ * that changes {@code permits}, a forgotten instance): each script reply carries the configured
+ * limit of the call before it. Without a runtime limit set in Redis every JVM grants up to its own
+ * limit, so the fleet's limit is not what either side believes. This is logged once per base name
+ * and other value in the registry ({@link LimitMismatches}), not once per call, per key or per
+ * re-created semaphore, and kept for the endpoint until it has not been seen for a while.
+ */
+final class LimitMismatch {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultRedisSemaphore.class);
+
+    private final String name;
+    private final String baseName;
+    private final int configured;
+    private final long forgetAfterNanos;
+    private final LimitMismatches registry;
+    /** Other configured limits seen -> when last seen. */
+    private final Map<Integer, Seen> others = new ConcurrentHashMap<>();
+
+    LimitMismatch(String name, String baseName, int configured, Duration forgetAfter, LimitMismatches registry) {
+        this.name = name;
+        this.baseName = baseName;
+        this.configured = configured;
+        this.forgetAfterNanos = forgetAfter.toNanos();
+        this.registry = registry;
+    }
+
+    /** Takes in a reply's figures. A runtime limit in Redis makes every JVM use it: no mismatch then. */
+    void seen(Usage usage) {
+        long now = registry.nanoTime();
+        forgetOld(now);
+        int other = usage.previousConfiguredLimit();
+        if (usage.overridden() || other <= 0 || other == configured) {
+            return;
+        }
+        others.put(other, new Seen(Instant.now(), now));
+        if (registry.firstWarning(baseName, other)) {
+            String family = name.equals(baseName) ? "" : " (said once for every semaphore '" + baseName + ":<key>')";
+            log.warn("Semaphore '{}' is configured with {} permits in this JVM but with {} in another one{}: each JVM"
+                    + " grants up to its own limit until they agree. Configure the same permits everywhere, or set a"
+                    + " runtime limit that every JVM follows (RedisSemaphore.overrideLimit, or POST"
+                    + " /actuator/semaphores/{} with {\"limit\": N})", name, configured, other, family, name);
+        }
+    }
+
+    /** @return the other configured limits seen lately, each with when it was last seen */
+    SortedMap<Integer, Instant> others() {
+        forgetOld(registry.nanoTime());
+        SortedMap<Integer, Instant> seen = new TreeMap<>();
+        others.forEach((limit, when) -> seen.put(limit, when.at()));
+        return seen;
+    }
+
+    private void forgetOld(long now) {
+        others.values().removeIf(seen -> now - seen.nanos() > forgetAfterNanos);
+    }
+
+    /** When a reply last showed a limit: as a date for people, and on the monotonic clock for the age. */
+    private record Seen(Instant at, long nanos) {
+    }
+}
