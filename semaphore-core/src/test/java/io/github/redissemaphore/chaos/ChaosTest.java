@@ -496,7 +496,8 @@ class ChaosTest {
 
         System.out.printf("""
                 ChaosTest figures: %d s, %d worker JVMs (%d started, %d killed), %d threads each, %d permits, lease %d ms
-                  calls %d: granted %d (witness enters %d), rejected %d, unavailable %d, other errors %d; \
+                  calls %d: granted %d (witness enters %d, refused as too late %d), rejected %d, unavailable %d, \
+                other errors %d; \
                 lost notices %d
                   faults %s; restarts %s
                   max inside (witness) %d vs %d permits; enters above the permits in data-loss windows %d
@@ -506,7 +507,7 @@ class ChaosTest {
                   permits held across a restart %d; worst onLost after a data loss: %d ms after the stop (bound %d ms)
                   held at the end: %d permits, used %d
                 """, SECONDS, WORKERS, generation, dead.size(), THREADS, PERMITS, LEASE_MS, calls, granted,
-                witness.enters(), rejected, unavailable, errors, lost, faults, windows(), witness.max(), PERMITS,
+                witness.enters(), witness.late(), rejected, unavailable, errors, lost, faults, windows(), witness.max(), PERMITS,
                 overInWindows, snapshots.get(), maxUsed.get(), worstOverrunMs, worstOverrunCall, worstReturnMs,
                 deadPartyBoundMs(), heldAcrossRestarts, worstTellMs, LEASE_MS + TOLD_SLACK_MS, heldSum,
                 quiesced.used());

@@ -168,14 +168,23 @@ public final class ChaosWorker {
             long grantMs = System.currentTimeMillis();
             write("C " + startMs + " " + took + " " + waitMs + " G " + n + " " + permit.id() + " " + grantMs + " "
                     + permit.fencingToken());
-            AtomicBoolean inside = new AtomicBoolean(true);
-            witness.enter(wid, n);
+            AtomicBoolean inside = new AtomicBoolean(false);
             permit.onLost(p -> {
                 write("L " + p.id() + " " + System.currentTimeMillis());
                 if (inside.compareAndSet(true, false)) {
                     witness.leave(wid, n);
                 }
             });
+            // A well-behaved holder starts its work only while its lease lasts: the witness counts it
+            // inside only if the enter reaches it before the lease ends as this JVM measures it (a
+            // process stalled between the grant and the work would otherwise start too late).
+            long validUntilMs = System.currentTimeMillis() + permit.leaseRemaining().toMillis();
+            if (!permit.isHeld() || !witness.enter(wid, n, validUntilMs)) {
+                write("N " + permit.id() + " " + System.currentTimeMillis());
+                permit.release();
+                continue;
+            }
+            inside.set(true);
             long holdMs = random.nextInt(100) < longHoldPercent
                     ? leaseMs / 3 + random.nextInt((int) (2 * leaseMs))
                     : random.nextInt(15);

@@ -17,21 +17,29 @@ import org.springframework.data.redis.core.script.RedisScript;
  *     {@link #bury buried}: its contribution is removed and later calls of it are ignored (a
  *     command of the dead JVM still in a socket buffer cannot count);</li>
  * <li>{@code max}: the largest {@code inside} seen; {@code over} (list): "serverMs wid inside" of
- *     every enter that took {@code inside} above the permits; {@code enters}: the number of enters.</li>
+ *     every enter that took {@code inside} above the permits; {@code enters}: the number of enters;</li>
+ * <li>{@code late}: enters refused because the holder's lease, as its JVM measured it, had already
+ *     ended when the enter reached the witness (the holder's process stalled between the grant and
+ *     the start of its work; a holder that checks its lease right before working would not start).
+ *     The witness and the workers share this machine's clock.</li>
  * </ul>
  */
 final class Witness {
 
     private static final RedisScript<Long> ENTER = RedisScript.of("""
             if redis.call('SISMEMBER', 'dead', ARGV[1]) == 1 then return -1 end
+            local t = redis.call('TIME')
+            local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            if nowMs > tonumber(ARGV[4]) then
+              redis.call('INCR', 'late')
+              return -2
+            end
             redis.call('HINCRBY', 'per', ARGV[1], ARGV[2])
             local inside = redis.call('INCRBY', 'inside', ARGV[2])
             redis.call('INCR', 'enters')
             if inside > tonumber(redis.call('GET', 'max') or '0') then redis.call('SET', 'max', inside) end
             if inside > tonumber(ARGV[3]) then
-              local t = redis.call('TIME')
-              redis.call('RPUSH', 'over', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-                  .. ' ' .. ARGV[1] .. ' ' .. inside)
+              redis.call('RPUSH', 'over', nowMs .. ' ' .. ARGV[1] .. ' ' .. inside)
             end
             return inside
             """, Long.class);
@@ -58,8 +66,16 @@ final class Witness {
         this.permits = permits;
     }
 
-    void enter(String wid, int n) {
-        redis.execute(ENTER, List.of(), wid, String.valueOf(n), String.valueOf(permits));
+    /**
+     * Counts {@code n} permits of worker {@code wid} inside, unless the witness's clock is past
+     * {@code validUntilMs} (epoch ms) when the call reaches it.
+     *
+     * @return whether they now count as inside
+     */
+    boolean enter(String wid, int n, long validUntilMs) {
+        Long inside = redis.execute(ENTER, List.of(), wid, String.valueOf(n), String.valueOf(permits),
+                String.valueOf(validUntilMs));
+        return inside != null && inside >= 0;
     }
 
     void leave(String wid, int n) {
@@ -79,6 +95,11 @@ final class Witness {
     long inside() {
         String inside = redis.opsForValue().get("inside");
         return inside == null ? 0 : Long.parseLong(inside);
+    }
+
+    long late() {
+        String late = redis.opsForValue().get("late");
+        return late == null ? 0 : Long.parseLong(late);
     }
 
     long enters() {

@@ -13,6 +13,11 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 record ClusterTarget(RedisCluster cluster) implements RedisTarget {
 
     @Override
+    public String keyPrefix() {
+        return cluster.keyPrefix();
+    }
+
+    @Override
     public RedisConnectionFactory newConnectionFactory() {
         return cluster.connectionFactory();
     }

@@ -50,7 +50,7 @@ class ClusterWaitingTest extends WaitingContract {
 
         // The waiting JVM listens on the semaphore's shard, and only there.
         RedisServer owner = cluster.nodeFor("{" + name + "}");
-        String pattern = "semaphore:{" + name + "}:inbox:*";
+        String pattern = target().keyPrefix() + ":{" + name + "}:inbox:*";
         for (RedisServer node : cluster.nodes()) {
             assertThat(shardChannels(node, pattern)).as("shard channels on %s", node).hasSize(node == owner ? 1 : 0);
         }

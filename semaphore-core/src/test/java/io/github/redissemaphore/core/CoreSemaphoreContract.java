@@ -1,8 +1,12 @@
 package io.github.redissemaphore.core;
 
+import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -59,6 +63,96 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
         two.release();
         assertThat(semaphore.state().used()).isEqualTo(1);
         one.release();
+    }
+
+    @Test
+    void aRuntimeLimitIsFollowedByEveryJvmUntilItIsCleared() {
+        RedisSemaphore operator = newRegistry().semaphore(name, THREE);
+        RedisSemaphore other = newRegistry().semaphore(name, THREE);
+        assertThat(other.state()).extracting(SemaphoreState::limit, SemaphoreState::configuredLimit,
+                SemaphoreState::limitSource).containsExactly(3, 3, SemaphoreState.CONFIGURED);
+
+        operator.overrideLimit(1);
+
+        assertThat(other.state()).extracting(SemaphoreState::limit, SemaphoreState::configuredLimit,
+                SemaphoreState::limitSource).containsExactly(1, 3, SemaphoreState.OVERRIDE);
+        Permit only = other.tryAcquire().orElseThrow();
+        assertThat(operator.tryAcquire()).isEmpty();
+        assertThat(other.tryAcquire()).isEmpty();
+
+        // Raised above what either JVM is configured with: both follow.
+        operator.overrideLimit(4);
+        List<Permit> more = List.of(operator.tryAcquire().orElseThrow(), other.tryAcquire().orElseThrow(),
+                operator.tryAcquire().orElseThrow());
+        assertThat(other.tryAcquire()).isEmpty();
+        assertThat(other.state()).extracting(SemaphoreState::limit, SemaphoreState::used, SemaphoreState::available)
+                .containsExactly(4, 4, 0);
+
+        other.clearLimitOverride();
+
+        // Back to 3: 4 held stay held (nothing is revoked), and nobody is granted until one fits.
+        SemaphoreState cleared = operator.state();
+        assertThat(cleared).extracting(SemaphoreState::limit, SemaphoreState::used, SemaphoreState::available,
+                SemaphoreState::limitSource).containsExactly(3, 4, 0, SemaphoreState.CONFIGURED);
+        assertThat(only.isHeld()).isTrue();
+        assertThat(more).allMatch(Permit::isHeld);
+        only.release();
+        more.get(0).release();
+        assertThat(operator.tryAcquire()).isPresent();
+        assertEveryKeyExpires();
+    }
+
+    @Test
+    void aLoweredLimitTakesNoPermitBackAndARaisedOneServesTheWaitersAtOnce() throws Exception {
+        RedisSemaphore holders = newRegistry().semaphore(name, THREE);
+        RedisSemaphore waiters = newRegistry().semaphore(name, THREE);
+        List<Permit> held = List.of(holders.tryAcquire().orElseThrow(), holders.tryAcquire().orElseThrow(),
+                holders.tryAcquire().orElseThrow());
+        CompletableFuture<Permit> first = waiters.acquireAsync(1, Duration.ofSeconds(60));
+        await().until(() -> holders.state().waiters().size() == 1);
+        CompletableFuture<Permit> second = waiters.acquireAsync(1, Duration.ofSeconds(60));
+        await().until(() -> holders.state().waiters().size() == 2);
+
+        holders.overrideLimit(1);
+        held.get(0).release();
+        held.get(1).release();
+        // 1 held, limit 1: nobody is served, and the holders keep theirs.
+        assertThat(holders.state()).extracting(SemaphoreState::used, SemaphoreState::limit).containsExactly(1, 1);
+        assertThat(first).isNotDone();
+        assertThat(held.get(2).isHeld()).isTrue();
+
+        holders.overrideLimit(3);
+
+        // Both fit now: the override call itself serves them.
+        assertThat(first.get(30, TimeUnit.SECONDS).isHeld()).isTrue();
+        assertThat(second.get(30, TimeUnit.SECONDS).isHeld()).isTrue();
+        assertThat(second.join().fencingToken()).isGreaterThan(first.join().fencingToken());
+        holders.clearLimitOverride();
+        assertEveryKeyExpires();
+    }
+
+    @Test
+    void aJvmLearnsOfAnotherConfiguredWithOtherPermitsUnlessARuntimeLimitIsSet() {
+        DefaultRedisSemaphore two = (DefaultRedisSemaphore) newRegistry().semaphore(name,
+                SemaphoreSettings.DEFAULTS.withPermits(2));
+        DefaultRedisSemaphore four = (DefaultRedisSemaphore) newRegistry().semaphore(name,
+                SemaphoreSettings.DEFAULTS.withPermits(4));
+        two.state();
+        assertThat(two.otherConfiguredLimits()).isEmpty();
+
+        four.state();
+        two.state();
+
+        assertThat(four.otherConfiguredLimits()).containsOnlyKeys(2);
+        assertThat(two.otherConfiguredLimits()).containsOnlyKeys(4);
+
+        // While a runtime limit is set the configured ones do not count: nothing new is noted.
+        DefaultRedisSemaphore three = (DefaultRedisSemaphore) newRegistry().semaphore(name, THREE);
+        three.overrideLimit(2);
+        two.state();
+        three.state();
+        assertThat(three.otherConfiguredLimits()).isEmpty();
+        three.clearLimitOverride();
     }
 
     @Test
@@ -173,7 +267,7 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
 
         // Idle: every key of the semaphore goes away by itself.
         await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200))
-                .until(() -> target().keys("semaphore:{" + name + "}:*").isEmpty());
+                .until(() -> target().keys(keysOf(name)).isEmpty());
 
         Permit after = semaphore.tryAcquire().orElseThrow();
         assertThat(after.fencingToken()).isGreaterThan(before.fencingToken());

@@ -49,7 +49,6 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 @RedisTest
 class EngineRaceTest {
 
-    private static final String PREFIX = "semaphore";
     /** The builder's defaults, which the timing bounds below are stated in. */
     private static final Duration TICK = Duration.ofSeconds(1);
     private static final Duration HEARTBEAT = Duration.ofSeconds(5);
@@ -57,12 +56,15 @@ class EngineRaceTest {
     private static final long[] RELEASE_OFFSETS_MS = {-30, -10, -5, 0, 2, 5, 10, 20};
 
     private final RedisServer server;
+    /** The shared server's: the registries here write no other key, on it or on a dedicated one. */
+    private final String prefix;
     private final List<SemaphoreRegistry> registries = new ArrayList<>();
     private final List<ExecutorService> pools = new ArrayList<>();
     private String name;
 
     EngineRaceTest(RedisServer server) {
         this.server = server;
+        this.prefix = server.keyPrefix();
     }
 
     @BeforeEach
@@ -197,7 +199,7 @@ class EngineRaceTest {
         Path log = Files.createTempFile("race-waiter-", ".log");
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), WaiterProcess.class.getName(),
-                server.host(), String.valueOf(server.port()), name, "1", "1", "30000",
+                server.host(), String.valueOf(server.port()), prefix, name, "1", "1", "30000",
                 String.valueOf(HEARTBEAT.toMillis()), String.valueOf(TICK.toMillis()), "120000")
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
@@ -248,7 +250,7 @@ class EngineRaceTest {
         RedisSemaphore a = registry(server.connectionFactory()).semaphore(name, settings);
         RedisSemaphore b = registry(server.connectionFactory()).semaphore(name, settings);
         StringRedisTemplate redis = new StringRedisTemplate(server.connectionFactory());
-        SemaphoreKeys keys = SemaphoreKeys.of(PREFIX, name);
+        SemaphoreKeys keys = SemaphoreKeys.of(prefix, name);
         ExecutorService releasers = pool(2);
 
         // 1. Deleted while the permits are held: the waiters re-join, then a release serves them.
@@ -297,7 +299,7 @@ class EngineRaceTest {
         assertAllServedWithin(served, wait);
         holders.forEach(Permit::release);
         awaitIdle(a, "after the restart");
-        assertThat(ScriptSnapshot.take(dedicated.connectionFactory(), SemaphoreKeys.of(PREFIX, name)).violations(2))
+        assertThat(ScriptSnapshot.take(dedicated.connectionFactory(), SemaphoreKeys.of(prefix, name)).violations(2))
                 .isEmpty();
     }
 
@@ -482,18 +484,8 @@ class EngineRaceTest {
         RedisSemaphore waiterJvm = registry(server.connectionFactory()).semaphore(name, settings);
         Permit held = holderJvm.tryAcquire().orElseThrow();
         for (int i = 0; i < 20; i++) {
-            AtomicReference<Object> result = new AtomicReference<>();
-            Thread caller = new Thread(() -> {
-                Thread.currentThread().interrupt();
-                try {
-                    result.set(waiterJvm.tryAcquire(Duration.ofSeconds(30)));
-                } catch (Throwable e) {
-                    result.set(e);
-                }
-            }, "interrupted-caller-" + i);
-            caller.start();
-            caller.join(10_000);
-            assertThat(result.get()).as("outcome of an interrupted tryAcquire (iteration %s): %s", i, result.get())
+            Object result = tryAcquireInterrupted(waiterJvm, "interrupted-caller-" + i);
+            assertThat(result).as("outcome of an interrupted tryAcquire (iteration %s): %s", i, result)
                     .isInstanceOf(InterruptedException.class);
             // Whatever the call left in Redis is taken back: the queue empties, and stays empty.
             await().atMost(Duration.ofSeconds(3)).until(() -> holderJvm.state().waiters().isEmpty());
@@ -503,6 +495,52 @@ class EngineRaceTest {
         held.release();
         awaitIdle(holderJvm, "at the end");
         assertCleanKeys(1);
+    }
+
+    /**
+     * The first call of a registry lends its connection off the caller's thread, and so does the
+     * clean-up of an interrupted one: the clean-up must not overtake the call it cleans up after
+     * (an acquire landing after its cancel would queue a waiter nobody waits for, blocking the
+     * queue until its heartbeat lapses). A fresh registry each time, so every call is a first one.
+     */
+    @Test
+    @Timeout(120)
+    void theCleanUpOfAnInterruptedFirstCallNeverOvertakesTheCall() throws Exception {
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
+        RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
+        Permit held = holderJvm.tryAcquire().orElseThrow();
+        for (int i = 0; i < 30; i++) {
+            try (SemaphoreRegistry fresh = registry(server.connectionFactory())) {
+                Object result = tryAcquireInterrupted(fresh.semaphore(name, settings), "interrupted-first-caller-" + i);
+                assertThat(result).as("outcome of an interrupted first tryAcquire (iteration %s): %s", i, result)
+                        .isInstanceOf(InterruptedException.class);
+                // Well within the waiter heartbeat (5 s), which would otherwise be what empties it.
+                await().atMost(Duration.ofSeconds(3)).until(() -> holderJvm.state().waiters().isEmpty());
+            }
+        }
+        held.release();
+        awaitIdle(holderJvm, "at the end");
+        assertCleanKeys(1);
+    }
+
+    /**
+     * @return what {@code tryAcquire(30 s)} gave, or threw, on a thread of that name interrupted
+     *         before it asked (the same, for the engine, as an interrupt while its call is in flight)
+     */
+    private static Object tryAcquireInterrupted(RedisSemaphore semaphore, String threadName)
+            throws InterruptedException {
+        AtomicReference<Object> result = new AtomicReference<>();
+        Thread caller = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            try {
+                result.set(semaphore.tryAcquire(Duration.ofSeconds(30)));
+            } catch (Throwable e) {
+                result.set(e);
+            }
+        }, threadName);
+        caller.start();
+        caller.join(10_000);
+        return result.get();
     }
 
     private static void spin(long nanos) {
@@ -519,7 +557,7 @@ class EngineRaceTest {
     }
 
     private SemaphoreRegistry registry(RedisConnectionFactory factory, UnaryOperator<SemaphoreRegistry.Builder> how) {
-        SemaphoreRegistry registry = how.apply(SemaphoreRegistry.builder(factory).keyPrefix(PREFIX)).build();
+        SemaphoreRegistry registry = how.apply(SemaphoreRegistry.builder(factory).keyPrefix(prefix)).build();
         registries.add(registry);
         return registry;
     }
@@ -546,7 +584,7 @@ class EngineRaceTest {
         Random random = new Random(7);
         RedisConnectionFactory jvm = server.connectionFactory();
         for (int i = 0; i < 150; i++) {
-            SemaphoreRegistry closing = SemaphoreRegistry.builder(jvm).build();
+            SemaphoreRegistry closing = SemaphoreRegistry.builder(jvm).keyPrefix(prefix).build();
             CompletableFuture<Object> answer = new CompletableFuture<>();
             Thread caller = new Thread(() -> {
                 try {
@@ -582,7 +620,7 @@ class EngineRaceTest {
 
     /** The keys of the test's semaphore keep the invariants, and nothing is left in them. */
     private void assertCleanKeys(int limit) {
-        ScriptSnapshot keys = ScriptSnapshot.take(server.connectionFactory(), SemaphoreKeys.of(PREFIX, name));
+        ScriptSnapshot keys = ScriptSnapshot.take(server.connectionFactory(), SemaphoreKeys.of(prefix, name));
         assertThat(keys.violations(limit)).as("%s", keys).isEmpty();
         assertThat(keys.holders()).isEmpty();
         assertThat(keys.queue()).isEmpty();

@@ -54,15 +54,18 @@ import static org.awaitility.Awaitility.await;
  *       ({@code tryAcquire(n, maxWait)}); one or several permits; fair and unfair registries; a
  *       caller keeps its permit for a while (often none, often past a short lease);</li>
  *   <li>cancel a waiting future ({@code cancel(true)}), interrupt a blocked thread, let a wait time
- *       out, release a permit, release it again;</li>
+ *       out, release a permit, release it again, give back part of a multi-permit lease;</li>
  *   <li>call the scripts directly, as a client library repeating a command after a reconnect
- *       would: renew (held, released and unknown ids, live waiters), a repeated acquire of a held
- *       id, cancel of an unknown or released id, cancel of a live waiter (its JVM must re-join);</li>
+ *       would: renew (held ids, of its own JVM and of another, released and unknown ids, live
+ *       waiters), a repeated acquire of a held id, cancel of an unknown or released id, cancel of a
+ *       live waiter (its JVM must re-join);</li>
  *   <li>a phantom party: an acquire straight through the script with an inbox nobody listens on,
  *       then never a heartbeat or renewal: a waiter or holder that died at once (waiter death); it
  *       may come back for one call (release, cancel with or without release);</li>
  *   <li>{@code state()}; a pause, so leases (300 ms .. 15 s, some not auto-renewed), claims and
  *       heartbeats run out;</li>
+ *   <li>a runtime limit (1..6) set through a live registry, or cleared: every party follows it
+ *       (I6), held permits stay held when it is lowered, waiters above it are rejected early;</li>
  *   <li>a JVM kill ({@link DefaultSemaphoreRegistry#halt()}, its connections dropped) or a clean
  *       close, each followed by a new registry with new settings (limit 1..5, lease, fairness,
  *       renewal): limits change while others hold and wait;</li>
@@ -79,13 +82,15 @@ import static org.awaitility.Awaitility.await;
  *       waiter's with token 0), no info without a holder or waiter, no id both, queue and
  *       queue-deadline hold the same ids;</li>
  *   <li>I3: the holders' counts stay within the limit of the call that made the newest grant,
- *       taken as the largest limit of a party alive within 2 s of that grant's time (a fencing
+ *       taken as the largest limit of a party alive within 2 s of that grant's time, or only the
+ *       runtime limits set around it when one was set throughout those 4 s (a fencing
  *       token is at least the server time in us when it is issued); strict FIFO: a waiter of a
  *       fair party that was behind another in the previous snapshot never holds while that other
  *       still waits with the same ticket, and a fair registry's zero-wait call is never granted
  *       while a waiter queued before it still waits; after every call the head of the queue waits
  *       only because it does not fit ({@code used + count > limit} of the last call);</li>
- *   <li>I4: every existing key expires, and not before any deadline the keys hold;</li>
+ *   <li>I4: every existing key expires, and not before any deadline the keys hold (the state key
+ *       has no TTL while a runtime limit is set, I6);</li>
  *   <li>tokens and tickets only go up, also across data loss, and stay below state.seq; no
  *       deadline lies further ahead than the lease or claim of its record; every record carries
  *       the settings (count, lease, claim) of the party that wrote it; a state() call leaves no
@@ -96,7 +101,8 @@ import static org.awaitility.Awaitility.await;
  *       after death (token / 1000 is its grant time), a waiter by death + slack + heartbeat; the
  *       slack is 1 s for a registry (a call in flight when it died), 5 ms for a phantom;</li>
  *   <li>the callers' view: every permit a live registry's caller holds ({@code isHeld()} true,
- *       asked after the snapshot) is a holder with its token and a deadline not yet passed, and
+ *       asked after the snapshot) is a holder with its token, at least its count (a part given
+ *       back goes down in the caller first) and a deadline not yet passed, and
  *       their counts sum to no more than the limit; a permit released while Redis was up is gone
  *       from Redis; a renew or repeated release of a released id finds nothing; a live registry's
  *       holder that no caller was handed for 5 s is a leak; close() answers every acquisition of
@@ -171,9 +177,9 @@ class ModelBasedTest {
     /** The operations of the walk, with their weights. */
     private enum Op {
         ACQUIRE_NOW(140), ACQUIRE_SHORT_WAIT(80), ACQUIRE_LONG_WAIT(80), ACQUIRE_BLOCKING(40), CANCEL(45),
-        INTERRUPT(30), RELEASE(170), RELEASE_AGAIN(30), RAW_RENEW(40), RAW_REPEATED_ACQUIRE(30),
+        INTERRUPT(30), RELEASE(170), RELEASE_AGAIN(30), RELEASE_PART(30), RAW_RENEW(40), RAW_REPEATED_ACQUIRE(30),
         RAW_CANCEL_UNKNOWN(20), RAW_CANCEL_WAITER(20), PHANTOM(30), PHANTOM_COMES_BACK(15), STATE(30),
-        PAUSE(60), HALT(5), CLOSE_AND_RECONFIGURE(5), FLUSHALL(3), RESTART(1), KILL(1);
+        PAUSE(60), HALT(5), CLOSE_AND_RECONFIGURE(5), FLUSHALL(3), RESTART(1), KILL(1), OVERRIDE(12);
 
         final int weight;
 
@@ -366,6 +372,13 @@ class ModelBasedTest {
     private List<Acq> grantedThisStep = new ArrayList<>();
     /** Server ms before a state() call: every deadline before it must be purged in the next snapshot. */
     private long purgedBefore = Long.MIN_VALUE;
+    /**
+     * Runtime limits the walk set, in the order set: {limit, from, to} in server ms, from before the
+     * call that set it to after the one that cleared or replaced it (or the data loss that wiped it).
+     */
+    private final List<long[]> overrides = new ArrayList<>();
+    /** The runtime limit in Redis now (0: none), or -1 after a call that failed may have changed it. */
+    private int override;
 
     @Test
     void randomWalk(@Dedicated RedisServer server) throws Exception {
@@ -454,6 +467,11 @@ class ModelBasedTest {
             if (h.party().alive() && !h.released) {
                 release(h);
             }
+        }
+        if (override != 0) {
+            slots[0].semaphore.clearLimitOverride();
+            endOverrides(serverMs());
+            override = 0;
         }
         afterStep();
 
@@ -565,6 +583,7 @@ class ModelBasedTest {
             case INTERRUPT -> interrupt(r);
             case RELEASE -> releaseOne(r);
             case RELEASE_AGAIN -> releaseAgain(r);
+            case RELEASE_PART -> releasePart(r);
             case RAW_RENEW -> rawRenew(r);
             case RAW_REPEATED_ACQUIRE -> rawRepeatedAcquire(r);
             case RAW_CANCEL_UNKNOWN -> rawCancelUnknown(r);
@@ -578,7 +597,50 @@ class ModelBasedTest {
             case FLUSHALL -> flushAll();
             case RESTART -> restart(r, false);
             case KILL -> restart(r, true);
+            case OVERRIDE -> override(r);
         };
+    }
+
+    /** Sets (two times in three) or clears the runtime limit through a live registry. */
+    private String override(Random r) {
+        Party p = slots[r.nextInt(SLOTS)];
+        int limit = r.nextInt(3) == 0 ? 0 : 1 + r.nextInt(6);
+        if (!redisUp) {
+            return "override: Redis down";
+        }
+        long start = System.nanoTime();
+        long before = serverMs();
+        try {
+            if (limit == 0) {
+                p.semaphore.clearLimitOverride();
+            } else {
+                p.semaphore.overrideLimit(limit);
+            }
+        } catch (SemaphoreUnavailableException e) {
+            check(outageOverlaps(start, System.nanoTime()),
+                    () -> "override " + limit + " via " + p + " failed while Redis was up: " + trace(e));
+            // It may have reached Redis: the new limit may apply from now on, and the old one too.
+            if (limit > 0) {
+                overrides.add(new long[] {limit, before, Long.MAX_VALUE});
+            }
+            override = -1;
+            return "override " + limit + " via " + p.label + ": failed";
+        }
+        endOverrides(serverMs());
+        if (limit > 0) {
+            overrides.add(new long[] {limit, before, Long.MAX_VALUE});
+        }
+        override = limit;
+        return limit == 0 ? "clear the runtime limit via " + p.label : "runtime limit " + limit + " via " + p.label;
+    }
+
+    /** The runtime limits in force end at {@code atMs}: replaced, cleared or wiped. */
+    private void endOverrides(long atMs) {
+        for (long[] o : overrides) {
+            if (o[2] == Long.MAX_VALUE) {
+                o[2] = atMs;
+            }
+        }
     }
 
     private String acquireNow(Random r) {
@@ -730,6 +792,29 @@ class ModelBasedTest {
                 + (reply == null ? "failed" : reply.released());
     }
 
+    /** Gives back part of a multi-permit lease: it keeps its id and token, and its count goes down in Redis too. */
+    private String releasePart(Random r) {
+        List<Held> candidates = permits.stream()
+                .filter(h -> h.party().alive() && !h.released && h.permit.count() > 1).toList();
+        if (candidates.isEmpty()) {
+            return "release part: no multi-permit lease held";
+        }
+        Held h = candidates.get(r.nextInt(candidates.size()));
+        int before = h.permit.count();
+        int part = 1 + r.nextInt(before - 1);
+        try {
+            h.permit.release(part);
+        } catch (IllegalStateException e) {
+            check(!h.permit.isHeld(), () -> "release(" + part + ") of " + h + " refused, yet it is held: " + e);
+            count("release part: no longer held");
+            return "release " + part + " of " + before + " of " + h + ": no longer held";
+        }
+        check(h.permit.count() == before - part, () -> h + " holds " + h.permit.count() + " after giving back "
+                + part + " of " + before);
+        count("release part");
+        return "release " + part + " of " + before + " of " + h;
+    }
+
     private String rawRenew(Random r) {
         if (!redisUp) {
             return "renew: Redis down";
@@ -743,8 +828,9 @@ class ModelBasedTest {
             Held h = held.get(r.nextInt(held.size()));
             if (h.permit.isHeld() && !ids.contains(h.permit.id())) {
                 ids.add(h.permit.id());
-                expected.add(h.token);
-                why.add("held " + h);
+                // Renewed only by its own JVM: to another, it is a lease that JVM does not own.
+                expected.add(h.party() == via ? h.token : SemaphoreCommands.Renewed.ADOPTED);
+                why.add("held " + h + (h.party() == via ? "" : " (another JVM's)"));
             }
         }
         List<Held> gone = releasedForGood();
@@ -768,7 +854,7 @@ class ModelBasedTest {
         ids.add("unknown-" + Long.toHexString(r.nextLong()));
         expected.add(-1L);
         why.add("unknown id");
-        SemaphoreCommands.Renewed reply = rawCall(() -> raw.renew(keys, via.limit, HEARTBEAT, ids));
+        SemaphoreCommands.Renewed reply = rawCall(() -> raw.renew(keys, via.limit, HEARTBEAT, via.inbox, ids));
         if (reply != null) {
             for (int i = 0; i < ids.size(); i++) {
                 Long want = expected.get(i);
@@ -965,8 +1051,12 @@ class ModelBasedTest {
             return "state: failed";
         }
         int sum = state.holders().stream().mapToInt(SemaphoreState.Holder::count).sum();
-        check(state.used() == sum && state.limit() == p.limit && state.available() == Math.max(p.limit - sum, 0),
-                () -> "state() of " + p + " is inconsistent: " + state);
+        int limit = override > 0 ? override : p.limit;
+        String source = override > 0 ? SemaphoreState.OVERRIDE : SemaphoreState.CONFIGURED;
+        check(state.used() == sum && state.available() == Math.max(state.limit() - sum, 0)
+                        && state.configuredLimit() == p.limit
+                        && (override < 0 || state.limit() == limit && state.limitSource().equals(source)),
+                () -> "state() of " + p + " is inconsistent (runtime limit " + override + "): " + state);
         check(state.holders().stream().map(SemaphoreState.Holder::permitId).distinct().count() == state.holders().size()
                         && state.waiters().stream().map(SemaphoreState.Waiter::waiterId).distinct().count()
                         == state.waiters().size(),
@@ -1044,6 +1134,8 @@ class ModelBasedTest {
         }
         server.flushAll();
         dataLossEndUs = serverUs();
+        endOverrides(dataLossEndUs / 1000);
+        override = 0;
         return "FLUSHALL";
     }
 
@@ -1086,6 +1178,8 @@ class ModelBasedTest {
         redisUp = true;
         outages.add(new long[] {start, System.nanoTime()});
         dataLossEndUs = serverUs();
+        endOverrides(dataLossEndUs / 1000);
+        override = 0;
         return (kill ? "kill -9 and start Redis" : "restart Redis") + ", down " + downMs + " ms" + during;
     }
 
@@ -1126,9 +1220,26 @@ class ModelBasedTest {
         return p;
     }
 
-    /** @return the largest limit of a party alive around server time {@code atMs} */
+    /**
+     * @return the largest limit of a party alive around server time {@code atMs}, or of a runtime
+     *         limit set around it; only the runtime limits when one was set all the time around it
+     */
     private int limitAround(long atMs) {
+        long from = atMs - LIMIT_WINDOW_MS;
+        long to = sat(atMs + LIMIT_WINDOW_MS);
         int bound = 0;
+        long covered = from;
+        for (long[] o : overrides) {
+            if (o[1] <= to && o[2] >= from) {
+                bound = Math.max(bound, (int) o[0]);
+            }
+            if (o[1] <= covered) {
+                covered = Math.max(covered, o[2]);
+            }
+        }
+        if (covered >= to) {
+            return bound;
+        }
         for (Party p : parties) {
             if (p.liveFromMs - LIMIT_WINDOW_MS <= atMs && atMs <= sat(p.liveToMs + LIMIT_WINDOW_MS)) {
                 bound = Math.max(bound, p.limit);
@@ -1207,10 +1318,13 @@ class ModelBasedTest {
         } else if (failure instanceof SemaphoreRejectedException) {
             count(a.kind == Kind.NOW ? "refused" : "timed out");
             if (a.kind != Kind.NOW && elapsed < a.maxWait.toNanos() - Duration.ofMillis(CLOCK_TOLERANCE_MS).toNanos()) {
-                // Only a limit that shrank below the request ends a wait early (token 0).
+                // Only a limit that shrank below the request ends a wait early (token 0), or a
+                // runtime limit below it (refused at once).
                 boolean smaller = parties.stream().anyMatch(p -> p.limit < a.count
                         && p.liveFromMs - LIMIT_WINDOW_MS <= a.completedWallMs
-                        && sat(p.liveToMs + LIMIT_WINDOW_MS) >= a.startWallMs);
+                        && sat(p.liveToMs + LIMIT_WINDOW_MS) >= a.startWallMs)
+                        || overrides.stream().anyMatch(o -> o[0] < a.count
+                        && o[1] - LIMIT_WINDOW_MS <= a.completedWallMs && sat(o[2] + LIMIT_WINDOW_MS) >= a.startWallMs);
                 count("rejected early (a smaller limit)");
                 check(smaller, () -> a + " was rejected after " + elapsed / 1_000_000
                         + " ms, before its wait ended, with no party of a limit below " + a.count + " around");
@@ -1326,7 +1440,9 @@ class ModelBasedTest {
         }
         for (int k = 0; k < 5; k++) {
             long at = s.expireAt()[k];
-            if (at == -1) {
+            if (at == -1 && k == 1 && s.stateNumber("override") != null) {
+                count("check: the state key kept by a runtime limit");
+            } else if (at == -1) {
                 problems.add("I4: key " + ModelSnapshot.KEY_NAMES.get(k) + " has no TTL");
             } else if (at >= 0 && at < latest) {
                 problems.add("I4: key " + ModelSnapshot.KEY_NAMES.get(k) + " expires at +" + (at - s.nowMs())
@@ -1435,7 +1551,7 @@ class ModelBasedTest {
         String head = s.head();
         if (head != null && s.info().containsKey(head)) {
             ModelSnapshot.Info info = s.info().get(head);
-            Long limit = s.stateNumber("limit");
+            Long limit = s.stateNumber("override") != null ? s.stateNumber("override") : s.stateNumber("limit");
             Long used = s.stateNumber("used");
             if (limit == null || used == null || info.count() > limit || used + info.count() <= limit) {
                 problems.add("I3: the head " + head + " (" + info.count() + " permits) waits although it fits: used "
@@ -1528,6 +1644,10 @@ class ModelBasedTest {
             if (deadline < s.nowMs() - CLOCK_TOLERANCE_MS) {
                 problems.add("the caller holds " + h + ", but its lease in Redis ended " + (s.nowMs() - deadline)
                         + " ms before the snapshot");
+            }
+            if (info.count() < h.permit.count()) {
+                problems.add("the caller believes " + h + " holds " + h.permit.count() + " permits, but Redis has "
+                        + info.count());
             }
             believed += h.permit.count();
             believers.add(h.toString());

@@ -43,11 +43,10 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
 
     /**
      * Read-only: TIME, the contents of the five keys and their absolute expiry (PEXPIRETIME where
-     * the server has it, else now + PTTL).
+     * the server has it, else the server clock + PTTL).
      */
     private static final String READ = """
             local t = redis.call('TIME')
-            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local out = { t[1], t[2] }
             out[3] = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
             out[4] = redis.call('HGETALL', KEYS[2])
@@ -58,8 +57,10 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
             for i = 1, 5 do
               local at = redis.pcall('PEXPIRETIME', KEYS[i])
               if type(at) ~= 'number' then
+                -- Redis 6: the clock of this moment, not of the script's start.
                 local pttl = redis.call('PTTL', KEYS[i])
-                if pttl >= 0 then at = now + pttl else at = pttl end
+                local c = redis.call('TIME')
+                if pttl >= 0 then at = tonumber(c[1]) * 1000 + math.floor(tonumber(c[2]) / 1000) + pttl else at = pttl end
               end
               expiry[i] = at
             end

@@ -84,7 +84,7 @@ class RedisOutageTest {
                     .until(() -> semaphore.tryAcquire().orElse(null), p -> p != null);
 
             // The inbox subscribes once Redis is there; with a 5 s tick, a hand-off within 2 s comes through it.
-            await().atMost(Duration.ofSeconds(10)).until(() -> inboxSubscriptions(server) == 1);
+            await().atMost(Duration.ofSeconds(10)).until(() -> inboxSubscriptions(server, "semaphore") == 1);
             CompletableFuture<Permit> waiter = semaphore.acquireAsync(1, Duration.ofSeconds(10));
             await().until(() -> semaphore.state().waiters().size() == 1);
             permit.release();
@@ -92,10 +92,11 @@ class RedisOutageTest {
         }
     }
 
-    static long inboxSubscriptions(RedisServer server) {
+    /** @return how many inbox channels of registries with {@code keyPrefix} are subscribed to */
+    static long inboxSubscriptions(RedisServer server, String keyPrefix) {
         io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(server.uri());
         try (var connection = client.connect()) {
-            return connection.sync().pubsubChannels("semaphore:inbox:*").size();
+            return connection.sync().pubsubChannels(keyPrefix + ":inbox:*").size();
         } finally {
             client.shutdown();
         }

@@ -10,6 +10,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  */
 interface RedisTarget {
 
+    /** @return the key prefix the tests give their registries: they write no other key */
+    String keyPrefix();
+
     /** @return a new, started connection factory: each one models a separate JVM */
     RedisConnectionFactory newConnectionFactory();
 

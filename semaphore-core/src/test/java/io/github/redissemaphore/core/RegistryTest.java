@@ -5,11 +5,13 @@ import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** What the registry decides on its own: settings by name, and the figures it reports. */
 @RedisTest
@@ -81,5 +83,49 @@ class RegistryTest extends SemaphoreTestBase {
         assertThat(busy.isHeld()).isFalse();
         RedisSemaphore observer = newRegistry().semaphore("tenants:0");
         assertThat(observer.state().used()).isZero();
+    }
+
+    @Test
+    void listenersHearWhichKeyedSemaphoresAreForgotten() {
+        List<String> forgotten = new CopyOnWriteArrayList<>();
+        SemaphoreRegistry registry = newRegistry(builder -> builder.listener(new SemaphoreListener() {
+            @Override
+            public void semaphoreForgotten(String semaphore) {
+                forgotten.add(semaphore);
+            }
+        }));
+        registry.semaphore("plain").tryAcquire().orElseThrow().release();
+        registry.semaphore("api:v2").tryAcquire().orElseThrow().release();
+        registry.semaphore("tenants:1").tryAcquire().orElseThrow().release();
+        registry.semaphore("api:v2", "acme", SemaphoreSettings.DEFAULTS).tryAcquire().orElseThrow().release();
+        Permit busy = registry.semaphore("tenants:busy").tryAcquire().orElseThrow();
+
+        ((io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry) registry).evictIdleKeyed();
+
+        // "api:v2" is keyed by the rule of names ("api" + "v2"): forgotten too, it costs nothing.
+        assertThat(forgotten).containsExactlyInAnyOrder("tenants:1", "api:v2:acme", "api:v2");
+        assertThat(registry.semaphores()).extracting(RedisSemaphore::name)
+                .containsExactlyInAnyOrder("plain", "tenants:busy");
+        busy.release();
+    }
+
+    @Test
+    void theLocalStateCountsWhatThisJvmHoldsAndWaitsForWithoutAskingRedis() throws Exception {
+        RedisSemaphore semaphore = newRegistry().semaphore(name, SemaphoreSettings.DEFAULTS.withPermits(3));
+        assertThat(semaphore.localState()).isEqualTo(new LocalState(name, 0, 0, true, null, null));
+
+        Permit two = semaphore.tryAcquire(2, Duration.ZERO).orElseThrow();
+        // a lease of its own, shorter than the semaphore's: the shortest held
+        Permit one = semaphore.tryAcquire(1, Duration.ZERO, Duration.ofSeconds(7)).orElseThrow();
+        var waiting = semaphore.acquireAsync(1, Duration.ofSeconds(30));
+        await().until(() -> semaphore.localState().waiters() == 1);
+        assertThat(semaphore.localState().permitsHeld()).isEqualTo(3);
+        assertThat(semaphore.localState().renewalFailingSince()).isNull();
+        assertThat(semaphore.localState().shortestLease()).isEqualTo(Duration.ofSeconds(7));
+
+        one.release();
+        waiting.get(10, java.util.concurrent.TimeUnit.SECONDS).release();
+        two.release();
+        assertThat(semaphore.localState()).isEqualTo(new LocalState(name, 0, 0, true, null, null));
     }
 }

@@ -2,11 +2,13 @@ package io.github.redissemaphore.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import io.github.redissemaphore.core.redis.SemaphoreCommands;
 import io.github.redissemaphore.core.redis.SemaphoreCommands.Acquired;
 import io.github.redissemaphore.core.redis.SemaphoreCommands.Cancelled;
+import io.github.redissemaphore.core.redis.SemaphoreCommands.Leased;
 import io.github.redissemaphore.core.redis.SemaphoreCommands.Released;
 import io.github.redissemaphore.core.redis.SemaphoreCommands.Renewed;
 import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
@@ -18,15 +20,22 @@ import io.github.redissemaphore.test.RedisTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -41,9 +50,6 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 @RedisTest
 class ScriptInvariantsTest {
 
-    private static final String PREFIX = "script-test";
-    /** Nobody listens: grants are published into the void, as for a waiter whose JVM is gone. */
-    private static final String INBOX = PREFIX + ":inbox:nobody";
     private static final String OWNER = "test-host/1/main";
     private static final int LIMIT = 3;
     private static final Duration LEASE = Duration.ofSeconds(60);
@@ -51,6 +57,10 @@ class ScriptInvariantsTest {
     private static final Duration HEARTBEAT = Duration.ofSeconds(30);
     /** Leases and heartbeats meant to run out during the test. */
     private static final Duration SHORT = Duration.ofMillis(500);
+    /** The lease an extension sets. */
+    private static final Duration EXTENDED = Duration.ofSeconds(45);
+    /** Scenarios set up and run together: few enough that none outlives its 30 s heartbeat first. */
+    private static final int BATCH = 150;
 
     /** The id under test ("T") and the others every scenario has around it. */
     private static final String T = "T";
@@ -80,10 +90,19 @@ class ScriptInvariantsTest {
         /** in the queue, heartbeat missed but not purged yet */
         LAPSED,
         /** granted from the queue, claim ended unconfirmed but not purged yet */
-        EXPIRED_CLAIM;
+        EXPIRED_CLAIM,
+        /** granted directly, then adopted by another JVM */
+        ADOPTED,
+        /** granted 2 directly, then 1 of them given back */
+        PARTIAL;
 
         boolean holds() {
-            return this == GRANTED || this == CLAIM;
+            return this == GRANTED || this == CLAIM || this == ADOPTED || this == PARTIAL;
+        }
+
+        /** @return whether T holds, owned by the JVM of {@code inbox} (the one that calls) */
+        boolean owns() {
+            return holds() && this != ADOPTED;
         }
 
         boolean waits() {
@@ -91,7 +110,21 @@ class ScriptInvariantsTest {
         }
     }
 
-    enum Op { ACQUIRE, RELEASE, CANCEL, CANCEL_RELEASE, RENEW, STATE }
+    /**
+     * The script calls, made by the JVM of {@code inbox} unless said otherwise: RELEASE by id (from
+     * anywhere), RELEASE_OWN as its permit's release(), RELEASE_PART as release(1) of 2,
+     * RELEASE_HANDING_OVER as RedisSemaphore.release(id) (any lease, its owner told), EXTEND to
+     * {@link #EXTENDED}, ADOPT by the JVM of {@code otherInbox}; the OVERRIDE ones set the runtime
+     * limit to {@link #LOWERED} or {@link #RAISED}, or clear it (I6).
+     */
+    enum Op {
+        ACQUIRE, RELEASE, RELEASE_OWN, RELEASE_PART, RELEASE_HANDING_OVER, CANCEL, CANCEL_RELEASE, RENEW, EXTEND, ADOPT, STATE,
+        OVERRIDE_LOWER, OVERRIDE_RAISE, OVERRIDE_CLEAR
+    }
+
+    /** The runtime limits the override calls set, below and above {@link #LIMIT}. */
+    private static final int LOWERED = 1;
+    private static final int RAISED = 5;
 
     /** One semaphore of its own, its id under test made {@code kind}, then {@code steps} run on it. */
     record Scenario(String label, Kind kind, SemaphoreKeys keys, List<Op> ops, List<String> targets) {
@@ -103,13 +136,26 @@ class ScriptInvariantsTest {
 
     private SemaphoreCommands commands;
     private StringRedisTemplate redis;
+    private RedisServer server;
+    /** The server's: the scripts are called on no other key. */
+    private String prefix;
+    /** Nobody listens: grants are published into the void, as for a waiter whose JVM is gone. */
+    private String inbox;
+    /** The inbox of another JVM, which adopts leases. */
+    private String otherInbox;
     private final AtomicInteger names = new AtomicInteger();
+    /** Semaphores that had an override at some point. */
+    private final Set<String> overridden = new HashSet<>();
 
     @BeforeEach
     void connect(RedisServer server) {
+        this.server = server;
         RedisConnectionFactory factory = server.connectionFactory();
         commands = new SemaphoreCommands(factory, SemaphoreScripts.load());
         redis = new StringRedisTemplate(factory);
+        prefix = server.keyPrefix();
+        inbox = prefix + ":inbox:nobody";
+        otherInbox = prefix + ":inbox:other";
     }
 
     // --- the reproduction of the issue ------------------------------------------------------------
@@ -151,7 +197,7 @@ class ScriptInvariantsTest {
         assertThat(kept.used()).isEqualTo(2);
         assertThat(kept.holders()).containsOnlyKeys("id1", "id2");
         Acquired refused = checked(keys, 2, "acquire id3 (full)",
-                () -> commands.acquire(keys, 2, "id3", 1, LEASE, false, true, HEARTBEAT, INBOX, OWNER));
+                () -> commands.acquire(keys, 2, "id3", 1, LEASE, false, true, HEARTBEAT, inbox, OWNER));
         assertThat(refused.status()).isEqualTo(Acquired.Status.REFUSED);
 
         // id1 kept its own lease (1 s from the cancel): once it ends, its permit is free again.
@@ -195,8 +241,18 @@ class ScriptInvariantsTest {
         runAll(scenarios);
     }
 
-    /** Sets every scenario up, waits once for the short leases and heartbeats to end, then runs them. */
+    /**
+     * Sets every scenario of a batch up, waits once for the short leases and heartbeats to end,
+     * then runs them; clears the overrides they set at the end (a state key with an override set
+     * has no TTL).
+     */
     private void runAll(List<Scenario> scenarios) {
+        for (int from = 0; from < scenarios.size(); from += BATCH) {
+            runBatch(scenarios.subList(from, Math.min(from + BATCH, scenarios.size())));
+        }
+    }
+
+    private void runBatch(List<Scenario> scenarios) {
         for (Scenario s : scenarios) {
             setUp(s);
         }
@@ -212,6 +268,7 @@ class ScriptInvariantsTest {
                     expectFirst(s, op, reply, before, ScriptSnapshot.take(redis, s.keys()));
                 }
             }
+            checked(s.keys(), LIMIT, s + " clear the override", () -> commands.overrideLimit(s.keys(), LIMIT, 0));
         }
     }
 
@@ -279,10 +336,24 @@ class ScriptInvariantsTest {
                 assertThat(checked(k, LIMIT, s + " setup release H", () -> commands.release(k, LIMIT, H))
                         .released()).isTrue();
             }
+            case ADOPTED -> {
+                hold(k, O, 1, LEASE);
+                hold(k, T, 2, LEASE);
+                queue(k, W, 1, HEARTBEAT);
+                assertThat(checked(k, LIMIT, s + " setup adopt", () -> call(k, Op.ADOPT, T)))
+                        .extracting(reply -> ((Leased) reply).status()).isEqualTo(Leased.Status.HELD);
+            }
+            case PARTIAL -> {
+                hold(k, O, 1, LEASE);
+                hold(k, T, 2, LEASE);
+                queue(k, W, 1, HEARTBEAT);
+                assertThat(checked(k, LIMIT, s + " setup release part", () -> call(k, Op.RELEASE_PART, T)))
+                        .extracting(reply -> ((Released) reply).left()).isEqualTo(1);
+            }
         }
         ScriptSnapshot set = ScriptSnapshot.take(redis, k);
         boolean holding = switch (s.kind()) {
-            case GRANTED, EXPIRED, CLAIM, EXPIRED_CLAIM -> true;
+            case GRANTED, EXPIRED, CLAIM, EXPIRED_CLAIM, ADOPTED, PARTIAL -> true;
             default -> false;
         };
         boolean waiting = s.kind() == Kind.QUEUED || s.kind() == Kind.LAPSED;
@@ -316,8 +387,9 @@ class ScriptInvariantsTest {
                     assertThat(after.used()).as(why).isEqualTo(before.used());
                 }
             }
-            case RELEASE -> {
+            case RELEASE, RELEASE_HANDING_OVER -> {
                 assertThat(((Released) reply).released()).as(why).isEqualTo(kind.holds());
+                assertThat(((Released) reply).ownedElsewhere()).as(why).isFalse();
                 assertThat(after.holders()).as(why).doesNotContainKey(T);
                 // A waiter is not a holder: release leaves it in the queue.
                 assertThat(after.queue().containsKey(T)).as(why).isEqualTo(kind.waits());
@@ -338,12 +410,81 @@ class ScriptInvariantsTest {
             }
             case RENEW -> {
                 Renewed renewed = (Renewed) reply;
-                long expected = kind.holds() ? token : kind.waits() ? Renewed.WAITING : Renewed.GONE;
+                long expected = kind.owns() ? token : kind.holds() ? Renewed.ADOPTED
+                        : kind.waits() ? Renewed.WAITING : Renewed.GONE;
                 assertThat(renewed.statuses()).as(why).containsExactly(expected);
-                assertThat(renewed.renewed()).as(why).isEqualTo(kind.holds() ? 1 : 0);
-                if (kind.holds()) {
+                assertThat(renewed.leases()).as(why).containsExactly(kind.owns() ? LEASE : Duration.ZERO);
+                assertThat(renewed.renewed()).as(why).isEqualTo(kind.owns() ? 1 : 0);
+                if (kind.owns()) {
                     assertFullLease(after, why);
+                } else if (kind.holds()) {
+                    assertUntouched(before, after, why);
                 }
+            }
+            case RELEASE_OWN, RELEASE_PART -> {
+                Released released = (Released) reply;
+                int left = kind == Kind.ADOPTED ? 2 : kind.owns() && op == Op.RELEASE_PART ? 1 : 0;
+                assertThat(released.released()).as(why).isEqualTo(kind.owns());
+                assertThat(released.ownedElsewhere()).as(why).isEqualTo(kind == Kind.ADOPTED);
+                assertThat(released.left()).as(why).isEqualTo(left);
+                assertThat(after.holders().containsKey(T)).as(why).isEqualTo(left > 0);
+                assertThat(after.queue().containsKey(T)).as(why).isEqualTo(kind.waits());
+                if (kind == Kind.ADOPTED) {
+                    assertUntouched(before, after, why);
+                } else if (left > 0) {
+                    // A part given back: same id, token and deadline, one permit fewer.
+                    assertThat(after.infoOf(T).count()).as(why).isEqualTo(1);
+                    assertThat(after.infoOf(T).token()).as(why).isEqualTo(token);
+                    assertThat(after.holders().get(T)).as(why).isEqualTo(before.holders().get(T));
+                }
+            }
+            case EXTEND -> {
+                Leased leased = (Leased) reply;
+                Leased.Status expected = kind.owns() ? Leased.Status.HELD
+                        : kind.holds() ? Leased.Status.OWNED_ELSEWHERE : Leased.Status.GONE;
+                assertThat(leased.status()).as(why).isEqualTo(expected);
+                if (kind.owns()) {
+                    assertThat(leased.token()).as(why).isEqualTo(token);
+                    assertThat(leased.lease()).as(why).isEqualTo(EXTENDED);
+                    assertThat(after.infoOf(T).lease()).as(why).isEqualTo(EXTENDED.toMillis());
+                    assertThat(after.holders().get(T) - after.nowMs()).as(why)
+                            .isBetween(EXTENDED.toMillis() - 5_000, EXTENDED.toMillis());
+                } else if (kind.holds()) {
+                    assertUntouched(before, after, why);
+                } else {
+                    assertThat(after.holders()).as(why).doesNotContainKey(T);
+                }
+            }
+            case ADOPT -> {
+                Leased leased = (Leased) reply;
+                assertThat(leased.status()).as(why).isEqualTo(kind.holds() ? Leased.Status.HELD : Leased.Status.GONE);
+                if (kind.holds()) {
+                    assertThat(leased.token()).as(why).isEqualTo(token);
+                    assertThat(leased.count()).as(why).isEqualTo(before.infoOf(T).count());
+                    assertThat(leased.lease()).as(why).isEqualTo(LEASE);
+                    assertThat(after.infoOf(T).inbox()).as(why).isEqualTo(otherInbox);
+                    assertFullLease(after, why);
+                } else {
+                    assertThat(after.holders()).as(why).doesNotContainKey(T);
+                    assertThat(after.queue().containsKey(T)).as(why).isEqualTo(kind.waits());
+                }
+            }
+            case OVERRIDE_LOWER, OVERRIDE_RAISE, OVERRIDE_CLEAR -> {
+                // I6: a new limit never takes a permit from its holder, nor a part of it; a waiter
+                // that no longer fits the lowered limit (T asks for 2) is told so; a raise serves the
+                // head (used 3 + 2 <= 5).
+                if (kind.holds()) {
+                    assertUntouched(before, after, why);
+                }
+                boolean holds = kind.holds() || kind.waits() && op == Op.OVERRIDE_RAISE;
+                boolean waits = kind.waits() && op == Op.OVERRIDE_CLEAR;
+                assertThat(after.holders().containsKey(T)).as(why).isEqualTo(holds);
+                assertThat(after.queue().containsKey(T)).as(why).isEqualTo(waits);
+                assertThat(after.override()).as(why).isEqualTo(switch (op) {
+                    case OVERRIDE_LOWER -> LOWERED;
+                    case OVERRIDE_RAISE -> RAISED;
+                    default -> null;
+                });
             }
             case STATE -> {
                 SemaphoreCommands.State state = (SemaphoreCommands.State) reply;
@@ -356,6 +497,12 @@ class ScriptInvariantsTest {
                         .isEqualTo(after.used());
             }
         }
+    }
+
+    /** T's lease is as it was: same deadline, same record. */
+    private static void assertUntouched(ScriptSnapshot before, ScriptSnapshot after, String why) {
+        assertThat(after.holders().get(T)).as(why).isEqualTo(before.holders().get(T));
+        assertThat(after.info().get(T)).as(why).isEqualTo(before.info().get(T));
     }
 
     private static void assertFullLease(ScriptSnapshot after, String why) {
@@ -384,19 +531,19 @@ class ScriptInvariantsTest {
         String tooLong = "x".repeat(201);
         List<String[]> acquires = new ArrayList<>();
         for (String bad : List.of("abc", "0", "-1", "1.5", "1000001", "", " ", "nan", "inf", "1e300")) {
-            acquires.add(new String[] {bad, id, "1", lease, "1", "1", hb, INBOX, OWNER});
+            acquires.add(new String[] {bad, id, "1", lease, "1", "1", hb, inbox, OWNER});
         }
         for (String bad : List.of("", "has space", "tab\tid", "new\nline", tooLong)) {
-            acquires.add(new String[] {l, bad, "1", lease, "1", "1", hb, INBOX, OWNER});
+            acquires.add(new String[] {l, bad, "1", lease, "1", "1", hb, inbox, OWNER});
         }
         for (String bad : List.of("0", "-1", "x", "1.5", "4", "")) {
-            acquires.add(new String[] {l, id, bad, lease, "1", "1", hb, INBOX, OWNER});
+            acquires.add(new String[] {l, id, bad, lease, "1", "1", hb, inbox, OWNER});
         }
         for (String bad : List.of("0", "-5", "abc", "86400001", "0.5", "")) {
-            acquires.add(new String[] {l, id, "1", bad, "1", "1", hb, INBOX, OWNER});
+            acquires.add(new String[] {l, id, "1", bad, "1", "1", hb, inbox, OWNER});
         }
         for (String bad : List.of("0", "x", "86400001", "")) {
-            acquires.add(new String[] {l, id, "1", lease, "1", "1", bad, INBOX, OWNER});
+            acquires.add(new String[] {l, id, "1", lease, "1", "1", bad, inbox, OWNER});
         }
         for (String bad : List.of("", "in box")) {
             acquires.add(new String[] {l, id, "1", lease, "1", "1", hb, bad, OWNER});
@@ -407,12 +554,28 @@ class ScriptInvariantsTest {
         acquires.add(new String[] {});
 
         List<String[]> releases = List.of(new String[] {"x", T}, new String[] {"0", T}, new String[] {l, ""},
-                new String[] {l, "a b"}, new String[] {l, tooLong}, new String[] {l}, new String[] {});
+                new String[] {l, "a b"}, new String[] {l, tooLong}, new String[] {l}, new String[] {},
+                new String[] {l, T, "x"}, new String[] {l, T, "-1"}, new String[] {l, T, "1.5"},
+                new String[] {l, T, "1000001"}, new String[] {l, T, ""}, new String[] {l, T, "0", ""},
+                new String[] {l, T, "0", "in box"}, new String[] {l, T, "0", inbox, "2"},
+                new String[] {l, T, "0", inbox, "-1"}, new String[] {l, T, "0", inbox, "x"},
+                new String[] {l, T, "0", inbox, "0.5"}, new String[] {l, T, "0", inbox, ""},
+                new String[] {l, T, "0", "", "1"}, new String[] {l, T, "0", "in box", "1"});
         List<String[]> cancels = List.of(new String[] {"x", W, "1"}, new String[] {"-3", W, "0"},
                 new String[] {l, "", "1"}, new String[] {l, " ", "1"}, new String[] {l});
-        List<String[]> renews = List.of(new String[] {"x", hb, O, W}, new String[] {"0", hb, O},
-                new String[] {l, "0", O, W}, new String[] {l, "x", W}, new String[] {l, "86400001", O},
-                new String[] {l, "1.5", O}, new String[] {l});
+        List<String[]> renews = List.of(new String[] {"x", hb, inbox, O, W}, new String[] {"0", hb, inbox, O},
+                new String[] {l, "0", inbox, O, W}, new String[] {l, "x", inbox, W},
+                new String[] {l, "86400001", inbox, O}, new String[] {l, "1.5", inbox, O}, new String[] {l},
+                new String[] {l, hb}, new String[] {l, hb, "", O}, new String[] {l, hb, "in box", O});
+        List<String[]> leases = List.of(new String[] {"x", O, "0", inbox, "1", OWNER},
+                new String[] {l, "", "0", inbox, "1", OWNER}, new String[] {l, "a b", "0", inbox, "1", OWNER},
+                new String[] {l, O, "-1", inbox, "0", ""}, new String[] {l, O, "86400001", inbox, "0", ""},
+                new String[] {l, O, "x", inbox, "0", ""}, new String[] {l, O, "1.5", inbox, "0", ""},
+                new String[] {l, O, "0", "", "1", OWNER}, new String[] {l, O, "0", "in box", "1", OWNER},
+                new String[] {l, O, "0"}, new String[] {l, O}, new String[] {l}, new String[] {});
+        List<String[]> overrides = List.of(new String[] {"x", "2"}, new String[] {"0", "2"}, new String[] {l, "-1"},
+                new String[] {l, "1000001"}, new String[] {l, "1.5"}, new String[] {l, "x"}, new String[] {l, ""},
+                new String[] {l, "1e300"}, new String[] {l});
         List<String[]> states = List.of(new String[] {"x", "10"}, new String[] {l, "0"}, new String[] {l, "x"},
                 new String[] {l, "100001"}, new String[] {l, ""}, new String[] {l});
 
@@ -440,7 +603,15 @@ class ScriptInvariantsTest {
             expectErrorWritingNothing(keys, "state", args, before);
             calls++;
         }
-        assertThat(calls).isGreaterThan(50);
+        for (String[] args : leases) {
+            expectErrorWritingNothing(keys, "lease", args, before);
+            calls++;
+        }
+        for (String[] args : overrides) {
+            expectErrorWritingNothing(keys, "override", args, before);
+            calls++;
+        }
+        assertThat(calls).isGreaterThan(90);
 
         // A good call does the work that was waiting: T's lease and L's heartbeat end, W is granted.
         SemaphoreCommands.State state = checked(keys, LIMIT, "state", () -> commands.state(keys, LIMIT, 100));
@@ -457,10 +628,9 @@ class ScriptInvariantsTest {
         ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
         assertThat(after.dumps()).as("%s wrote nothing: before %s, after %s", call, before, after)
                 .isEqualTo(before.dumps());
-        // Exact with PEXPIRETIME (Redis 7); Redis 6 gives now + PTTL, which may round by a millisecond.
         assertThat(after.expireAt().keySet()).as("%s changed no TTL", call).isEqualTo(before.expireAt().keySet());
         before.expireAt().forEach((key, at) -> assertThat(after.expireAt().get(key))
-                .as("%s changed no TTL of %s", call, key).isBetween(at - 2, at + 2));
+                .as("%s changed no TTL of %s", call, key).isCloseTo(at, within(ScriptSnapshot.EXPIRY_PRECISION_MS)));
     }
 
     private static String messages(Throwable error) {
@@ -540,12 +710,13 @@ class ScriptInvariantsTest {
         queue(keys, W, 1, Duration.ofSeconds(5));
         long leaseEnds = ScriptSnapshot.take(redis, keys).holders().get(O);
 
-        Renewed renewed = commands.renew(keys, LIMIT, Duration.ofSeconds(5), List.of(W, U));
+        Renewed renewed = commands.renew(keys, LIMIT, Duration.ofSeconds(5), inbox, List.of(W, U));
 
         assertThat(renewed.statuses()).containsExactly(Renewed.WAITING, Renewed.GONE);
         ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
         assertThat(after.expireAt()).as("expiry of every key vs the lease of O ending at now+%s ms: %s",
-                leaseEnds - after.nowMs(), after).allSatisfy((key, at) -> assertThat(at).isGreaterThanOrEqualTo(leaseEnds));
+                leaseEnds - after.nowMs(), after)
+                .allSatisfy((key, at) -> assertThat(at).isGreaterThanOrEqualTo(leaseEnds));
     }
 
     @Test
@@ -572,14 +743,379 @@ class ScriptInvariantsTest {
         }
     }
 
+    // --- leases that move, change length, shrink --------------------------------------------------
+
+    @Test
+    void aRenewExtendsEachLeaseByItsOwnLengthAndOnlyThoseOfTheCallingJvm() {
+        SemaphoreKeys keys = keys("own-lengths");
+        Acquired a = hold(keys, "A", 1, Duration.ofSeconds(10));
+        hold(keys, "B", 1, LEASE);
+        hold(keys, "C", 1, LEASE);
+        Leased extended = checked(keys, LIMIT, "extend A",
+                () -> commands.extend(keys, LIMIT, "A", Duration.ofSeconds(20), inbox));
+        assertThat(extended.status()).isEqualTo(Leased.Status.HELD);
+        Leased adopted = (Leased) checked(keys, LIMIT, "adopt C", () -> call(keys, Op.ADOPT, "C"));
+        assertThat(adopted.status()).isEqualTo(Leased.Status.HELD);
+        long cEnds = ScriptSnapshot.take(redis, keys).holders().get("C");
+
+        Renewed renewed = checked(keys, LIMIT, "renew A B C", () -> commands.renew(keys, LIMIT, HEARTBEAT, inbox,
+                List.of("A", "B", "C")));
+
+        assertThat(renewed.statuses()).containsExactly(a.token(), renewed.statuses().get(1), Renewed.ADOPTED);
+        assertThat(renewed.leases()).containsExactly(Duration.ofSeconds(20), LEASE, Duration.ZERO);
+        ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
+        assertThat(after.holders().get("A") - after.nowMs()).isBetween(15_000L, 20_000L);
+        assertThat(after.holders().get("B") - after.nowMs()).isBetween(LEASE.toMillis() - 5_000, LEASE.toMillis());
+        assertThat(after.holders().get("C")).as("another JVM's lease is not renewed").isEqualTo(cEnds);
+    }
+
+    @Test
+    void partsGivenBackAddUpAResentPartGivesBackOnceAndTheFreedPermitsGoToTheQueue() {
+        SemaphoreKeys keys = keys("parts");
+        Acquired a = hold(keys, "A", 3, LEASE);
+        queue(keys, W, 1, HEARTBEAT);
+        long deadline = ScriptSnapshot.take(redis, keys).holders().get("A");
+
+        for (int i = 0; i < 3; i++) {
+            // the first gives one back, which goes to W; the copies change nothing
+            Released part = checked(keys, LIMIT, "A keeps 2", () -> commands.release(keys, LIMIT, "A", 2, inbox));
+            assertThat(part.released()).isTrue();
+            assertThat(part.left()).isEqualTo(2);
+            assertThat(part.usage().used()).isEqualTo(3);
+            assertThat(part.usage().waiters()).isZero();
+        }
+        Released smaller = checked(keys, LIMIT, "A keeps 1", () -> commands.release(keys, LIMIT, "A", 1, inbox));
+        Released larger = checked(keys, LIMIT, "A keeps 2, late", () -> commands.release(keys, LIMIT, "A", 2, inbox));
+        assertThat(smaller.left()).isEqualTo(1);
+        assertThat(larger.left()).as("keeping at most 2 of 1").isEqualTo(1);
+
+        ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
+        assertThat(after.used()).isEqualTo(2);
+        assertThat(after.holders()).containsOnlyKeys("A", W);
+        assertThat(after.infoOf("A").token()).isEqualTo(a.token());
+        assertThat(after.holders().get("A")).isEqualTo(deadline);
+        Released rest = checked(keys, LIMIT, "A keeps 0", () -> commands.release(keys, LIMIT, "A", 0, inbox));
+        assertThat(rest.released()).isTrue();
+        assertThat(rest.left()).isZero();
+        assertThat(ScriptSnapshot.take(redis, keys).holders()).containsOnlyKeys(W);
+    }
+
+    @Test
+    void anAdoptedLeaseIsItsNewOwnersAndStillReleasableById() {
+        SemaphoreKeys keys = keys("adopted");
+        Acquired a = hold(keys, "A", 2, LEASE);
+        Leased adopted = (Leased) checked(keys, LIMIT, "adopt A", () -> call(keys, Op.ADOPT, "A"));
+        assertThat(adopted).extracting(Leased::status, Leased::count, Leased::token, Leased::lease)
+                .containsExactly(Leased.Status.HELD, 2, a.token(), LEASE);
+        assertThat(ScriptSnapshot.take(redis, keys).infoOf("A").owner()).isEqualTo("other-host/2/worker");
+
+        // The former owner can neither renew, extend, nor release it...
+        assertThat(checked(keys, LIMIT, "renew by the former owner", () -> call(keys, Op.RENEW, "A")))
+                .extracting(reply -> ((Renewed) reply).statuses()).isEqualTo(List.of(Renewed.ADOPTED));
+        assertThat(checked(keys, LIMIT, "extend by the former owner", () -> call(keys, Op.EXTEND, "A")))
+                .extracting(reply -> ((Leased) reply).status()).isEqualTo(Leased.Status.OWNED_ELSEWHERE);
+        assertThat(checked(keys, LIMIT, "release by the former owner", () -> call(keys, Op.RELEASE_OWN, "A")))
+                .extracting(reply -> ((Released) reply).ownedElsewhere()).isEqualTo(true);
+        // ...the new one can...
+        Renewed renewed = checked(keys, LIMIT, "renew by the adopter", () -> commands.renew(keys, LIMIT, HEARTBEAT,
+                otherInbox, List.of("A")));
+        assertThat(renewed.statuses()).containsExactly(a.token());
+        // ...and so can anybody by id.
+        assertThat(checked(keys, LIMIT, "release by id", () -> call(keys, Op.RELEASE, "A")))
+                .extracting(reply -> ((Released) reply).released()).isEqualTo(true);
+        assertThat(checked(keys, LIMIT, "adopt a released lease", () -> call(keys, Op.ADOPT, "A")))
+                .extracting(reply -> ((Leased) reply).status()).isEqualTo(Leased.Status.GONE);
+    }
+
+    @Test
+    void aReleaseHandingOverTellsTheFormerOwnerOnItsInboxAndOnlyIt() {
+        SemaphoreKeys keys = keys("handed-over");
+        try (InboxListener owner = new InboxListener()) {
+            Acquired a = checked(keys, LIMIT, "A held by the listened JVM", () -> commands.acquire(keys, LIMIT, "A", 2,
+                    LEASE, false, true, HEARTBEAT, owner.channel, OWNER));
+            assertThat(a.status()).isEqualTo(Acquired.Status.GRANTED);
+            Acquired b = checked(keys, LIMIT, "B held by the listened JVM", () -> commands.acquire(keys, LIMIT, "B", 1,
+                    LEASE, false, true, HEARTBEAT, owner.channel, OWNER));
+            queue(keys, W, 2, HEARTBEAT);
+
+            // Another JVM releases A by id: released, the waiter served, the owner told once.
+            Released released = checked(keys, LIMIT, "A released by another JVM",
+                    () -> commands.releaseHandingOver(keys, LIMIT, "A", otherInbox));
+            assertThat(released.released()).isTrue();
+            assertThat(released.ownedElsewhere()).isFalse();
+            ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
+            assertThat(after.holders()).containsOnlyKeys("B", W);
+            // Again: it holds nothing now, and nobody is told anything.
+            assertThat(checked(keys, LIMIT, "A again", () -> commands.releaseHandingOver(keys, LIMIT, "A", otherInbox))
+                    .released()).isFalse();
+            // Its own JVM releases B by id: no hand-over to tell of.
+            assertThat(checked(keys, LIMIT, "B by its own JVM",
+                    () -> commands.releaseHandingOver(keys, LIMIT, "B", owner.channel)).released()).isTrue();
+            owner.awaitHeard("A -" + released.usage().serverMicros());
+            assertThat(a.token()).isPositive();
+            assertThat(b.token()).isGreaterThan(a.token());
+        }
+    }
+
+    // --- runtime limits (I6) ----------------------------------------------------------------------
+
+    @Test
+    void aLoweredLimitTakesNoPermitBackAndGrantsInQueueOrderOnceTheHeldPermitsFit() {
+        SemaphoreKeys keys = keys("lowered");
+        hold(keys, "A", 1, LEASE);
+        hold(keys, "B", 1, LEASE);
+        hold(keys, "C", 1, LEASE);
+        queue(keys, "W1", 1, HEARTBEAT);
+        queue(keys, "W2", 1, HEARTBEAT);
+
+        Usage lowered = checked(keys, LIMIT, "override 1", () -> commands.overrideLimit(keys, LIMIT, 1));
+        assertThat(lowered.limit()).isEqualTo(1);
+        assertThat(lowered.override()).isEqualTo(1);
+        assertThat(lowered.used()).isEqualTo(3);
+        assertThat(lowered.available()).isZero();
+
+        // Nobody is granted until used + 1 <= 1: not after the first release, nor the second.
+        for (String holder : List.of("A", "B")) {
+            checked(keys, LIMIT, "release " + holder, () -> commands.release(keys, LIMIT, holder));
+            assertThat(ScriptSnapshot.take(redis, keys).queue()).containsOnlyKeys("W1", "W2");
+        }
+        // A caller configured with 3 that does not wait is refused, although 3 - 1 permits look free to it.
+        Acquired refused = checked(keys, LIMIT, "acquire X without waiting",
+                () -> commands.acquire(keys, LIMIT, "X", 1, LEASE, false, false, HEARTBEAT, inbox, OWNER));
+        assertThat(refused.status()).isEqualTo(Acquired.Status.REFUSED);
+
+        checked(keys, LIMIT, "release C", () -> commands.release(keys, LIMIT, "C"));
+        ScriptSnapshot first = ScriptSnapshot.take(redis, keys);
+        assertThat(first.holders()).containsOnlyKeys("W1");
+        assertThat(first.queue()).containsOnlyKeys("W2");
+
+        checked(keys, LIMIT, "release W1", () -> commands.release(keys, LIMIT, "W1"));
+        ScriptSnapshot second = ScriptSnapshot.take(redis, keys);
+        assertThat(second.holders()).containsOnlyKeys("W2");
+        assertThat(second.queue()).isEmpty();
+    }
+
+    @Test
+    void aRaisedLimitServesTheQueueAtOnceInTicketOrderAndPublishesTheGrants() {
+        SemaphoreKeys keys = keys("raised");
+        try (InboxListener inbox = new InboxListener()) {
+            hold(keys, "A", 3, LEASE);
+            for (String[] waiter : new String[][] {{"W1", "1"}, {"W2", "1"}, {"W3", "2"}, {"W4", "1"}}) {
+                Acquired queued = checked(keys, LIMIT, "queue " + waiter[0], () -> commands.acquire(keys, LIMIT,
+                        waiter[0], Integer.parseInt(waiter[1]), LEASE, true, true, HEARTBEAT, inbox.channel, OWNER));
+                assertThat(queued.status()).isEqualTo(Acquired.Status.QUEUED);
+            }
+
+            // 3 held, limit 6: W1 and W2 fit (5), W3 (2 more) does not, and W4 behind it must not overtake.
+            Usage raised = checked(keys, LIMIT, "override 6", () -> commands.overrideLimit(keys, LIMIT, 6));
+
+            assertThat(raised.used()).isEqualTo(5);
+            assertThat(raised.waiters()).isEqualTo(2);
+            ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
+            assertThat(after.holders()).containsOnlyKeys("A", "W1", "W2");
+            assertThat(after.queue()).containsOnlyKeys("W3", "W4");
+            inbox.awaitHeard("W1 " + after.infoOf("W1").token(), "W2 " + after.infoOf("W2").token());
+        }
+    }
+
+    @Test
+    void clearingTheLimitBringsBackTheCallersOwnAndServesTheQueueUnderIt() {
+        SemaphoreKeys keys = keys("cleared");
+        hold(keys, "A", 1, LEASE);
+        checked(keys, LIMIT, "override 1", () -> commands.overrideLimit(keys, LIMIT, 1));
+        queue(keys, "W1", 1, HEARTBEAT);
+        queue(keys, "W2", 1, HEARTBEAT);
+        queue(keys, "W3", 1, HEARTBEAT);
+
+        Usage cleared = checked(keys, LIMIT, "clear", () -> commands.overrideLimit(keys, LIMIT, 0));
+
+        assertThat(cleared.override()).isZero();
+        assertThat(cleared.limit()).isEqualTo(LIMIT);
+        ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
+        assertThat(after.holders()).containsOnlyKeys("A", "W1", "W2");
+        assertThat(after.queue()).containsOnlyKeys("W3");
+        assertThat(after.override()).isNull();
+        // Clearing twice is harmless.
+        checked(keys, LIMIT, "clear again", () -> commands.overrideLimit(keys, LIMIT, 0));
+    }
+
+    @Test
+    void aRequestAboveTheLimitIsRefusedAtOnceAndAWaiterAboveALoweredLimitIsToldItCannotBeServed() {
+        SemaphoreKeys keys = keys("above");
+        try (InboxListener inbox = new InboxListener()) {
+            hold(keys, "A", 3, LEASE);
+            for (String[] waiter : new String[][] {{"BIG", "3"}, {"Q", "1"}, {"BIG2", "3"}}) {
+                checked(keys, LIMIT, "queue " + waiter[0], () -> commands.acquire(keys, LIMIT, waiter[0],
+                        Integer.parseInt(waiter[1]), LEASE, true, true, HEARTBEAT, inbox.channel, OWNER));
+            }
+
+            checked(keys, LIMIT, "override 2", () -> commands.overrideLimit(keys, LIMIT, 2));
+
+            // The head asks for more than the new limit: it leaves the queue and hears token 0.
+            inbox.awaitHeard("BIG 0");
+            assertThat(ScriptSnapshot.take(redis, keys).queue()).containsOnlyKeys("Q", "BIG2");
+            // A resent call of a waiter above the limit, and a new one, are refused at once.
+            for (String id : List.of("BIG2", "NEW")) {
+                Acquired refused = checked(keys, LIMIT, "acquire " + id + " (3 > 2)", () -> commands.acquire(keys,
+                        LIMIT, id, 3, LEASE, true, true, HEARTBEAT, inbox.channel, OWNER));
+                assertThat(refused.status()).isEqualTo(Acquired.Status.REFUSED);
+            }
+            ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
+            assertThat(after.queue()).containsOnlyKeys("Q");
+            assertThat(after.info()).containsOnlyKeys("A", "Q");
+        }
+    }
+
+    @Test
+    void anOverrideOutlivesTheIdleSemaphoresKeysAndClearingItGivesTheStateKeyItsTtlBack() {
+        SemaphoreKeys keys = keys("idle");
+        hold(keys, "A", 2, SHORT);
+        checked(keys, LIMIT, "override 1", () -> commands.overrideLimit(keys, LIMIT, 1));
+        ScriptSnapshot set = ScriptSnapshot.take(redis, keys);
+        assertThat(set.expireAt().get(keys.all().get(1))).as("state TTL: %s", set).isEqualTo(-1);
+
+        // The lease ends unreleased and the other keys expire with it (2 x lease + 5 s); the state
+        // key stays, with counters that describe keys that are gone.
+        awaitServerTime(set.expireAt().get(keys.all().get(0)) + ScriptSnapshot.EXPIRY_PRECISION_MS);
+        ScriptSnapshot idle = ScriptSnapshot.take(redis, keys);
+        assertThat(idle.holders()).isEmpty();
+        assertThat(idle.override()).isEqualTo(1);
+        assertThat(idle.used()).as("the stale counter").isEqualTo(2);
+
+        // The next call of a JVM configured with 3 follows the override, from counters rebuilt from the keys.
+        Acquired first = checked(keys, LIMIT, "acquire B", () -> acquire(keys, LIMIT, "B", 1, LEASE, HEARTBEAT));
+        assertThat(first.status()).isEqualTo(Acquired.Status.GRANTED);
+        assertThat(first.usage().used()).isEqualTo(1);
+        Acquired second = checked(keys, LIMIT, "acquire C", () -> commands.acquire(keys, LIMIT, "C", 1, LEASE, false,
+                true, HEARTBEAT, inbox, OWNER));
+        assertThat(second.status()).isEqualTo(Acquired.Status.REFUSED);
+
+        checked(keys, LIMIT, "clear", () -> commands.overrideLimit(keys, LIMIT, 0));
+        ScriptSnapshot cleared = ScriptSnapshot.take(redis, keys);
+        assertThat(cleared.expireAt().get(keys.all().get(1))).as("state TTL: %s", cleared)
+                .isCloseTo(cleared.expireAt().get(keys.all().get(0)), within(ScriptSnapshot.EXPIRY_PRECISION_MS));
+    }
+
+    @Test
+    void everyReplyCarriesTheConfiguredLimitOfThePreviousCallAndTheOverride() {
+        SemaphoreKeys keys = keys("mismatch");
+        Usage fresh = checked(keys, 2, "state by a JVM configured with 2", () -> commands.state(keys, 2, 10)).usage();
+        assertThat(fresh.previousConfiguredLimit()).isZero();
+        assertThat(checked(keys, 4, "state by one with 4", () -> commands.state(keys, 4, 10)).usage()
+                .previousConfiguredLimit()).isEqualTo(2);
+        assertThat(checked(keys, 4, "again with 4", () -> commands.state(keys, 4, 10)).usage()
+                .previousConfiguredLimit()).isEqualTo(4);
+        Usage back = checked(keys, 2, "with 2", () -> commands.state(keys, 2, 10)).usage();
+        assertThat(back.previousConfiguredLimit()).isEqualTo(4);
+        assertThat(back.limit()).isEqualTo(2);
+        assertThat(back.overridden()).isFalse();
+
+        Usage overridden = checked(keys, 4, "override 3 by one with 4", () -> commands.overrideLimit(keys, 4, 3));
+        assertThat(overridden.overridden()).isTrue();
+        assertThat(overridden.limit()).isEqualTo(3);
+        Usage seen = checked(keys, 2, "with 2", () -> commands.state(keys, 2, 10)).usage();
+        assertThat(seen.limit()).isEqualTo(3);
+        assertThat(seen.override()).isEqualTo(3);
+        checked(keys, 2, "clear", () -> commands.overrideLimit(keys, 2, 0));
+    }
+
+    @Test
+    void aLoweredLimitTakesNoPartOfALeaseThatIsGivenBackInPartsExtendedOrAdopted() {
+        SemaphoreKeys keys = keys("lowered-parts");
+        Acquired a = hold(keys, "A", 3, LEASE);
+        queue(keys, W, 1, HEARTBEAT);
+        checked(keys, LIMIT, "override 1", () -> commands.overrideLimit(keys, LIMIT, 1));
+
+        // Extended and adopted under the lowered limit: still 3 permits, the same token, nobody granted.
+        Leased extended = checked(keys, LIMIT, "extend A", () -> commands.extend(keys, LIMIT, "A", EXTENDED, inbox));
+        assertThat(extended).extracting(Leased::status, Leased::count, Leased::token)
+                .containsExactly(Leased.Status.HELD, 3, a.token());
+        Leased adopted = (Leased) checked(keys, LIMIT, "adopt A", () -> call(keys, Op.ADOPT, "A"));
+        assertThat(adopted).extracting(Leased::status, Leased::count, Leased::token, Leased::lease)
+                .containsExactly(Leased.Status.HELD, 3, a.token(), EXTENDED);
+        assertThat(adopted.usage().used()).isEqualTo(3);
+
+        // Parts given back by the new owner: W is granted only once used + 1 fits under 1.
+        for (int keep = 2; keep >= 1; keep--) {
+            int kept = keep;
+            Released part = checked(keys, LIMIT, "A keeps " + keep,
+                    () -> commands.release(keys, LIMIT, "A", kept, otherInbox));
+            assertThat(part.left()).isEqualTo(keep);
+            assertThat(part.usage().limit()).isEqualTo(1);
+            assertThat(ScriptSnapshot.take(redis, keys).queue()).containsOnlyKeys(W);
+        }
+        checked(keys, LIMIT, "A keeps 0", () -> commands.release(keys, LIMIT, "A", 0, otherInbox));
+        ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
+        assertThat(after.holders()).containsOnlyKeys(W);
+        assertThat(after.used()).isEqualTo(1);
+        checked(keys, LIMIT, "clear", () -> commands.overrideLimit(keys, LIMIT, 0));
+    }
+
+    @Test
+    void aResentAcquireAboveALoweredLimitThatTakesTheHeadOutOfTheQueueServesTheWaiterBehindIt() {
+        // I3: a resent call of the head with more permits than the override leaves the queue at
+        // once; the waiter behind it must not be left waiting although it fits.
+        SemaphoreKeys keys = keys("resent-above");
+        try (InboxListener listener = new InboxListener()) {
+            hold(keys, "A", 1, LEASE);
+            hold(keys, "B", 1, LEASE);
+            for (String[] waiter : new String[][] {{"X", "2"}, {"Y", "1"}}) {
+                checked(keys, LIMIT, "queue " + waiter[0], () -> commands.acquire(keys, LIMIT, waiter[0],
+                        Integer.parseInt(waiter[1]), LEASE, true, true, HEARTBEAT, listener.channel, OWNER));
+            }
+            checked(keys, LIMIT, "override 2", () -> commands.overrideLimit(keys, LIMIT, 2));
+            checked(keys, LIMIT, "release B", () -> commands.release(keys, LIMIT, "B"));
+            assertThat(ScriptSnapshot.take(redis, keys).queue()).containsOnlyKeys("X", "Y");
+
+            Acquired refused = checked(keys, LIMIT, "acquire X again for 3 (> 2)", () -> commands.acquire(keys,
+                    LIMIT, "X", 3, LEASE, true, true, HEARTBEAT, listener.channel, OWNER));
+
+            assertThat(refused.status()).isEqualTo(Acquired.Status.REFUSED);
+            ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
+            assertThat(after.holders()).containsOnlyKeys("A", "Y");
+            assertThat(after.queue()).isEmpty();
+            listener.awaitHeard("Y " + after.infoOf("Y").token());
+            checked(keys, LIMIT, "clear", () -> commands.overrideLimit(keys, LIMIT, 0));
+        }
+    }
+
+    /** A JVM's inbox channel with somebody listening: what the scripts publish to it. */
+    private final class InboxListener implements AutoCloseable {
+
+        final String channel = prefix + ":inbox:listened-" + names.incrementAndGet();
+        private final RedisClient client = RedisClient.create(RedisURI.create(server.uri()));
+        private final StatefulRedisPubSubConnection<String, String> connection = client.connectPubSub();
+        private final List<String> heard = new CopyOnWriteArrayList<>();
+
+        InboxListener() {
+            connection.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String from, String message) {
+                    heard.add(message);
+                }
+            });
+            connection.sync().subscribe(channel);
+        }
+
+        void awaitHeard(String... messages) {
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(heard).containsExactly(messages));
+        }
+
+        @Override
+        public void close() {
+            connection.close();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        }
+    }
+
     // --- helpers ----------------------------------------------------------------------------------
 
     private SemaphoreKeys keys(String what) {
-        return SemaphoreKeys.of(PREFIX, what + "-" + names.incrementAndGet());
+        return SemaphoreKeys.of(prefix, what + "-" + names.incrementAndGet());
     }
 
     private Acquired acquire(SemaphoreKeys keys, int limit, String id, int count, Duration lease, Duration heartbeat) {
-        return commands.acquire(keys, limit, id, count, lease, true, true, heartbeat, INBOX, OWNER);
+        return commands.acquire(keys, limit, id, count, lease, true, true, heartbeat, inbox, OWNER);
     }
 
     private Acquired hold(SemaphoreKeys keys, String id, int count, Duration lease) {
@@ -601,16 +1137,26 @@ class ScriptInvariantsTest {
             case RELEASE -> commands.release(keys, LIMIT, id);
             case CANCEL -> commands.cancel(keys, LIMIT, id, false);
             case CANCEL_RELEASE -> commands.cancel(keys, LIMIT, id, true);
-            case RENEW -> commands.renew(keys, LIMIT, HEARTBEAT, List.of(id));
+            case RELEASE_OWN -> commands.release(keys, LIMIT, id, 0, inbox);
+            case RELEASE_PART -> commands.release(keys, LIMIT, id, 1, inbox);
+            case RELEASE_HANDING_OVER -> commands.releaseHandingOver(keys, LIMIT, id, inbox);
+            case RENEW -> commands.renew(keys, LIMIT, HEARTBEAT, inbox, List.of(id));
+            case EXTEND -> commands.extend(keys, LIMIT, id, EXTENDED, inbox);
+            case ADOPT -> commands.adopt(keys, LIMIT, id, otherInbox, "other-host/2/worker");
             case STATE -> commands.state(keys, LIMIT, 100);
+            case OVERRIDE_LOWER -> commands.overrideLimit(keys, LIMIT, LOWERED);
+            case OVERRIDE_RAISE -> commands.overrideLimit(keys, LIMIT, RAISED);
+            case OVERRIDE_CLEAR -> commands.overrideLimit(keys, LIMIT, 0);
         };
     }
 
     /**
      * Runs one script call, which must not fail, then checks the invariants on the keys and that the
-     * usage figures of the reply are those of the keys.
+     * usage figures of the reply are those of the keys. {@code limit} is the caller's configured
+     * limit; the limit of the call is the override when one is set (I6).
      */
     private <R> R checked(SemaphoreKeys keys, int limit, String step, Supplier<R> call) {
+        ScriptSnapshot before = ScriptSnapshot.take(redis, keys);
         R reply;
         try {
             reply = call.get();
@@ -618,11 +1164,35 @@ class ScriptInvariantsTest {
             throw new AssertionError(step + " failed with " + e + "; keys: " + ScriptSnapshot.take(redis, keys), e);
         }
         ScriptSnapshot after = ScriptSnapshot.take(redis, keys);
-        assertThat(after.violations(limit)).as("invariants after %s: %s", step, after).isEmpty();
+        Integer override = after.override();
+        int callLimit = override != null ? override : limit;
+        // Permits granted under another limit outlive it (I6), so once a semaphore had an override,
+        // "held <= limit" is checked per grant, below.
+        if (override != null) {
+            overridden.add(keys.name());
+        }
+        assertThat(after.violations(overridden.contains(keys.name()) ? 0 : limit))
+                .as("invariants after %s: %s", step, after).isEmpty();
         Usage usage = usage(reply);
         assertThat(usage.used()).as("used in the reply to %s: %s", step, after).isEqualTo(after.used());
         assertThat(usage.waiters()).as("waiters in the reply to %s: %s", step, after).isEqualTo(after.queue().size());
-        assertThat(usage.limit()).isEqualTo(limit);
+        assertThat(usage.limit()).as("limit in the reply to %s: %s", step, after).isEqualTo(callLimit);
+        assertThat(usage.override()).as("override in the reply to %s", step).isEqualTo(override == null ? 0 : override);
+        // I3: a call that granted anything (a holder with a new token) leaves used within its limit.
+        boolean granted = after.holders().keySet().stream().anyMatch(id -> before.infoOf(id) == null
+                || before.infoOf(id).token() != after.infoOf(id).token());
+        if (granted) {
+            assertThat(after.used()).as("used after %s granted: %s", step, after).isLessThanOrEqualTo(callLimit);
+        }
+        // I3: every call serves the queue, so its head waits only because it does not fit under the
+        // limit of the call (one that can never fit is told so and leaves the queue).
+        String head = after.head();
+        if (head != null) {
+            int count = after.infoOf(head).count();
+            assertThat(count <= callLimit && after.used() + count > callLimit)
+                    .as("the head %s (%s permits) waits under limit %s after %s: %s", head, count, callLimit, step,
+                            after).isTrue();
+        }
         if (!after.holders().isEmpty()) {
             long earliest = after.holders().values().stream().mapToLong(Long::longValue).min().orElseThrow();
             long replyNow = usage.serverMicros() / 1000;
@@ -643,6 +1213,10 @@ class ScriptInvariantsTest {
             return r.usage();
         } else if (reply instanceof SemaphoreCommands.State r) {
             return r.usage();
+        } else if (reply instanceof Leased r) {
+            return r.usage();
+        } else if (reply instanceof Usage r) {
+            return r;
         }
         throw new IllegalArgumentException("not a script reply: " + reply);
     }

@@ -20,11 +20,11 @@ import org.springframework.data.redis.core.script.RedisScript;
 /**
  * What the five keys of one semaphore hold, read in one read-only Lua call so the picture is
  * atomic: contents, absolute expiry (ms) and a hex DUMP of every key, and the server time. Checks
- * the data-model invariants I1, I2 and I4 of {@code _common.lua} on it.
+ * the data-model invariants I1, I2, I4 and the TTL part of I6 of {@code _common.lua} on it.
  *
  * @param nowMs         server time of the read, ms
  * @param holders       permit id -> lease deadline (ms)
- * @param state         the state hash
+ * @param state         the state hash (used, seq, expires, limit, waiters, next, override)
  * @param queue         waiter id -> ticket
  * @param queueDeadline waiter id -> heartbeat deadline (ms)
  * @param info          id -> raw info record
@@ -41,6 +41,14 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
 
     private static final Pattern INFO = Pattern.compile("^(\\d+) (\\d+) (\\d+) (\\d+) (\\S+) (.*)$", Pattern.DOTALL);
 
+    /**
+     * How far {@link #expireAt()} may be off, in ms. Exact on Redis 7 ({@code PEXPIRETIME}); Redis 6
+     * has only {@code PTTL}, so the expiry is the server clock plus it, and a loaded server may move
+     * on a few ms between the two. The scripts never move an expiry by less than seconds (see
+     * {@code KEY_MARGIN_MS} in {@code _common.lua}), so a check this loose still catches every change.
+     */
+    public static final long EXPIRY_PRECISION_MS = 50;
+
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> READ = RedisScript.of("""
             local t = redis.call('TIME')
@@ -56,8 +64,10 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
               end
               local at = redis.pcall('PEXPIRETIME', key)
               if type(at) == 'table' then
+                -- Redis 6: the clock of this moment, not of the script's start (the DUMPs take time).
                 local pttl = redis.call('PTTL', key)
-                if pttl >= 0 then at = now + pttl else at = pttl end
+                local c = redis.call('TIME')
+                if pttl >= 0 then at = tonumber(c[1]) * 1000 + math.floor(tonumber(c[2]) / 1000) + pttl else at = pttl end
               end
               local dump = redis.call('DUMP', key)
               local hex = ''
@@ -117,13 +127,24 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
                 Long.parseLong(m.group(4)), m.group(5), m.group(6));
     }
 
-    /** @return the used counter in the state hash (0 when there is none) */
     /** @return whether the info record of {@code id} names process {@code pid} as its owner (host/pid/thread) */
     public boolean ownedBy(String id, long pid) {
         String record = info.get(id);
         return record != null && record.contains("/" + pid + "/");
     }
 
+    /** @return the runtime limit set in the state hash, or null when none is set */
+    public Integer override() {
+        String override = state.get("override");
+        return override == null ? null : Integer.valueOf(override);
+    }
+
+    /** @return the waiter served next, or null when nobody waits */
+    public String head() {
+        return queue.isEmpty() ? null : queue.keySet().iterator().next();
+    }
+
+    /** @return the used counter in the state hash (0 when there is none) */
     public int used() {
         String used = state.get("used");
         return used == null ? 0 : new BigDecimal(used).intValueExact();
@@ -202,8 +223,16 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         for (long deadline : queueDeadline.values()) {
             latest = Math.max(latest, deadline);
         }
+        // I6: the state key outlives the others, without a TTL, exactly while an override is set.
+        String stateKey = new ArrayList<>(expireAt.keySet()).get(1);
+        if (override() != null && expireAt.get(stateKey) != -1) {
+            problems.add("the state key has a TTL although an override is set: " + expireAt.get(stateKey));
+        }
         for (Map.Entry<String, Long> key : expireAt.entrySet()) {
             long at = key.getValue();
+            if (at == -1 && key.getKey().equals(stateKey) && override() != null) {
+                continue;
+            }
             if (at == -1) {
                 problems.add(key.getKey() + " has no TTL");
             } else if (at >= 0 && at < latest) {

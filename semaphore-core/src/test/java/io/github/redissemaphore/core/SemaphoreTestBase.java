@@ -12,8 +12,8 @@ import org.junit.jupiter.api.TestInfo;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Registries on fresh connection factories (each a separate "JVM"), closed after each test, and a
- * semaphore name of the test's own.
+ * Registries on fresh connection factories (each a separate "JVM"), closed after each test, with
+ * the target's key prefix, and a semaphore name of the test's own.
  */
 abstract class SemaphoreTestBase {
 
@@ -44,6 +44,7 @@ abstract class SemaphoreTestBase {
     /** @return a new registry on a new connection factory, fast waiter ticks for tests */
     protected SemaphoreRegistry newRegistry(UnaryOperator<SemaphoreRegistry.Builder> customizer) {
         SemaphoreRegistry registry = customizer.apply(SemaphoreRegistry.builder(target().newConnectionFactory())
+                .keyPrefix(target().keyPrefix())
                 .waiterTick(java.time.Duration.ofMillis(200))
                 .waiterHeartbeat(java.time.Duration.ofSeconds(2))).build();
         registries.add(registry);
@@ -54,9 +55,14 @@ abstract class SemaphoreTestBase {
         return newRegistry(builder -> builder);
     }
 
+    /** @return the pattern of every key of semaphore {@code semaphore} of the registries here */
+    protected String keysOf(String semaphore) {
+        return target().keyPrefix() + ":{" + semaphore + "}:*";
+    }
+
     /** Every key of the test's semaphore carries a TTL: nothing stays in Redis forever. */
     protected void assertEveryKeyExpires() {
-        List<String> keys = target().keys("semaphore:{" + name + "}:*");
+        List<String> keys = target().keys(keysOf(name));
         for (String key : keys) {
             assertThat(target().pttl(key)).as("PTTL of %s", key).isPositive();
         }

@@ -11,6 +11,11 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 record StandaloneTarget(RedisServer server) implements RedisTarget {
 
     @Override
+    public String keyPrefix() {
+        return server.keyPrefix();
+    }
+
+    @Override
     public RedisConnectionFactory newConnectionFactory() {
         return server.connectionFactory();
     }

@@ -69,6 +69,26 @@ class ValidationTest extends SemaphoreTestBase {
     }
 
     @Test
+    void replicationSettingsOutOfRangeAreRefused() {
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS;
+        assertThat(settings.replicas()).isZero();
+        assertThat(settings.replicationTimeout()).isEqualTo(Duration.ofMillis(100));
+        assertThatIllegalArgumentException().isThrownBy(() -> settings.withReplicas(-1, Duration.ofMillis(100)))
+                .withMessage("replicas must be between 0 and 100, but was -1");
+        assertThatIllegalArgumentException().isThrownBy(() -> settings.withReplicas(101, Duration.ofMillis(100)))
+                .withMessage("replicas must be between 0 and 100, but was 101");
+        assertThatIllegalArgumentException().isThrownBy(() -> settings.withReplicas(1, Duration.ZERO))
+                .withMessage("replicationTimeout must be between 1 ms and 60000 ms, but was 0 ms");
+        assertThatIllegalArgumentException().isThrownBy(() -> settings.withReplicas(1, Duration.ofMinutes(2)))
+                .withMessage("replicationTimeout must be between 1 ms and 60000 ms, but was 120000 ms");
+        assertThatIllegalArgumentException().isThrownBy(() -> settings.withReplicas(1, null))
+                .withMessage("replicationTimeout must not be null");
+        assertThat(settings.withReplicas(2, Duration.ofSeconds(1)).withPermits(3))
+                .extracting(SemaphoreSettings::replicas, SemaphoreSettings::replicationTimeout)
+                .containsExactly(2, Duration.ofSeconds(1));
+    }
+
+    @Test
     void badBuilderDurationsAreRefused() {
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> SemaphoreRegistry.builder(target().newConnectionFactory())
@@ -96,6 +116,12 @@ class ValidationTest extends SemaphoreTestBase {
                         .withMessageStartingWith("maxWait must be between");
                 assertThatIllegalArgumentException().isThrownBy(() -> semaphore.tryAcquire(1, null))
                         .withMessage("maxWait must not be null");
+                assertThatIllegalArgumentException().isThrownBy(() -> semaphore.overrideLimit(0))
+                        .withMessage("limit must be between 1 and 1000000, but was 0");
+                assertThatIllegalArgumentException().isThrownBy(() -> semaphore.overrideLimit(1_000_001))
+                        .withMessage("limit must be between 1 and 1000000, but was 1000001");
+                assertThatIllegalArgumentException().isThrownBy(() -> semaphore.overrideLimit(-3))
+                        .withMessage("limit must be between 1 and 1000000, but was -3");
             });
             assertThat(sent).isEmpty();
         } finally {
@@ -103,7 +129,7 @@ class ValidationTest extends SemaphoreTestBase {
                 monitor.close();
             }
         }
-        assertThat(target().keys("semaphore:{" + name + "}:*")).isEmpty();
+        assertThat(target().keys(keysOf(name))).isEmpty();
     }
 
     @Test

@@ -10,7 +10,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * A separate JVM that joins the queue of a semaphore and waits, to be killed with SIGKILL by a
  * test ({@link WaitingBehaviourTest}, {@link EngineRaceTest}).
  *
- * <p>Arguments: host, port, semaphore name, permits, permits to take, lease ms, waiter heartbeat
+ * <p>Arguments: host, port, key prefix, semaphore name, permits, permits to take, lease ms, waiter heartbeat
  * ms, waiter tick ms, wait ms. Prints {@code waiting} before it asks, then {@code granted} or
  * {@code rejected}, and holds whatever it got until it is killed.
  */
@@ -24,13 +24,13 @@ public final class WaiterProcess {
                 new RedisStandaloneConfiguration(args[0], Integer.parseInt(args[1])));
         factory.afterPropertiesSet();
         factory.start();
-        SemaphoreRegistry registry = SemaphoreRegistry.builder(factory)
-                .waiterHeartbeat(millis(args[6])).waiterTick(millis(args[7])).build();
-        RedisSemaphore semaphore = registry.semaphore(args[2], SemaphoreSettings.DEFAULTS
-                .withPermits(Integer.parseInt(args[3])).withLeaseTime(millis(args[5])));
+        SemaphoreRegistry registry = SemaphoreRegistry.builder(factory).keyPrefix(args[2])
+                .waiterHeartbeat(millis(args[7])).waiterTick(millis(args[8])).build();
+        RedisSemaphore semaphore = registry.semaphore(args[3], SemaphoreSettings.DEFAULTS
+                .withPermits(Integer.parseInt(args[4])).withLeaseTime(millis(args[6])));
         System.out.println("waiting");
         System.out.flush();
-        Optional<Permit> permit = semaphore.tryAcquire(Integer.parseInt(args[4]), millis(args[8]));
+        Optional<Permit> permit = semaphore.tryAcquire(Integer.parseInt(args[5]), millis(args[9]));
         System.out.println(permit.isPresent() ? "granted" : "rejected");
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);

@@ -44,7 +44,7 @@ final class DockerRedis {
         return available;
     }
 
-    /** @return a started {@code redis:7} container as a non-managed server, removed on close */
+    /** @return a started {@code redis:7} container as an owned, non-managed server, removed on close */
     static RedisServer start() {
         return Container.start();
     }
@@ -130,7 +130,7 @@ final class DockerRedis {
                                     "--enable-debug-command", "yes");
             container.start();
             LOG.info("started Docker container {} with redis:7", container.getContainerId());
-            return RedisServer.external(container.getHost(), container.getMappedPort(6379), "docker redis:7",
+            return RedisServer.started(container.getHost(), container.getMappedPort(6379), "docker redis:7",
                     container::stop);
         }
     }

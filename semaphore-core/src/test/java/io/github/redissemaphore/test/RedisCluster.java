@@ -33,6 +33,7 @@ public final class RedisCluster implements AutoCloseable {
     /** First slot of each node's range, in node order. */
     private final int[] firstSlots = new int[MASTERS];
     private final ConnectionFactories factories = new ConnectionFactories();
+    private final String keyPrefix = RedisServer.newKeyPrefix();
     private boolean closed;
 
     private RedisCluster(List<RedisServer> nodes) {
@@ -125,6 +126,15 @@ public final class RedisCluster implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /**
+     * @return the key prefix of the tests on this cluster (see {@link RedisServer#keyPrefix()}); the
+     *         cluster is always the support's own and flushed between tests, so it is only for
+     *         tests shared with a single server
+     */
+    public String keyPrefix() {
+        return keyPrefix;
     }
 
     /** @return the three masters, in slot order */

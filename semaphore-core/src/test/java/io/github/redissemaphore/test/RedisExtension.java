@@ -1,6 +1,7 @@
 package io.github.redissemaphore.test;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -24,13 +25,20 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *     {@link RedisServers#start()} / {@link RedisCluster#start()}, closed with the test.</li>
  * </ul>
  *
- * <p>Before each test method the class's server and cluster, if already created, get back in shape
- * (a stopped managed server is restarted, a pause lifted) and are flushed ({@code FLUSHALL}); a new
- * one is flushed when created. After each test, the connection factories the test created on them
- * (in {@code @BeforeEach} methods or the test itself) are destroyed, so a class of many tests does
- * not pile up Lettuce clients; those created in constructors, {@code @BeforeAll} or earlier tests'
- * instances live until the class ends. Test methods of one class must not run concurrently: they
- * share a server that is flushed before each of them.
+ * <p>Tests write only keys under the server's {@link RedisServer#keyPrefix() key prefix}. Before
+ * each test method the class's server, if already created, gets back in shape (on an owned server
+ * a stopped process is restarted, a pause lifted) and loses the keys under its prefix
+ * ({@link RedisServer#deleteOwnKeys()}, never {@code FLUSHALL}): one code path for a server of the
+ * support and a REDIS_URL server alike, so every build runs the tests the way they run next to
+ * someone's data. On an owned server a test that wrote a key outside the prefix fails after it
+ * (the key is deleted), so such a test is caught on every build, not first on someone's data.
+ * The cluster, always started by the support, is healed and flushed ({@code FLUSHALL}).
+ *
+ * <p>After each test, the connection factories the test created on them (in {@code @BeforeEach}
+ * methods or the test itself) are destroyed, so a class of many tests does not pile up Lettuce
+ * clients; those created in constructors, {@code @BeforeAll} or earlier tests' instances live until
+ * the class ends. Test methods of one class must not run concurrently: they share a server whose
+ * keys are deleted before each of them.
  *
  * <p>Resources live in the JUnit extension store, which closes {@link AutoCloseable} values (JUnit
  * 6 closes those natively; {@code Store.CloseableResource} is deprecated), also when tests fail.
@@ -57,21 +65,10 @@ public final class RedisExtension implements ParameterResolver, BeforeEachCallba
         }
         Store classStore = classStore(extensionContext);
         if (type == RedisServer.class) {
-            return classStore.computeIfAbsent(RedisServer.class, key -> openFlushed(), RedisServer.class);
+            // A new handle's prefix is new: nothing under it yet, nothing to delete.
+            return classStore.computeIfAbsent(RedisServer.class, key -> RedisServers.open(), RedisServer.class);
         }
         return classStore.computeIfAbsent(RedisCluster.class, key -> RedisCluster.start(), RedisCluster.class);
-    }
-
-    /** A server from REDIS_URL may hold data of an earlier run: start the class from empty. */
-    private static RedisServer openFlushed() {
-        RedisServer server = RedisServers.open();
-        try {
-            server.flushAll();
-            return server;
-        } catch (RuntimeException e) {
-            server.close();
-            throw e;
-        }
     }
 
     @Override
@@ -81,7 +78,7 @@ public final class RedisExtension implements ParameterResolver, BeforeEachCallba
         RedisServer server = classStore.get(RedisServer.class, RedisServer.class);
         if (server != null) {
             server.heal();
-            server.flushAll();
+            server.deleteOwnKeys();
             marks.put(RedisServer.class, server.factoryMark());
         }
         RedisCluster cluster = classStore.get(RedisCluster.class, RedisCluster.class);
@@ -106,6 +103,19 @@ public final class RedisExtension implements ParameterResolver, BeforeEachCallba
         RedisCluster cluster = classStore.get(RedisCluster.class, RedisCluster.class);
         if (cluster != null) {
             cluster.destroyFactoriesSince(marks == null ? 0 : marks.getOrDefault(RedisCluster.class, 0));
+        }
+        if (server != null && server.owned() && server.isRunning()) {
+            failOnKeysOutsidePrefix(server);
+        }
+    }
+
+    /** On a REDIS_URL server such keys could be someone's: a test must keep to its prefix everywhere. */
+    private static void failOnKeysOutsidePrefix(RedisServer server) {
+        List<String> strays = server.keysOutsidePrefix();
+        if (!strays.isEmpty()) {
+            strays.forEach(key -> server.admin("UNLINK", key));
+            throw new AssertionError("the test wrote keys outside its prefix " + server.keyPrefix() + ": " + strays
+                    + "; use server.keyPrefix() (registries: keyPrefix, applications: distributed-semaphore.key-prefix)");
         }
     }
 

@@ -14,7 +14,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Tests run only by {@link RedisSupportTest#theExtensionClosesWhatItStartedAndFlushesBetweenTests()},
+ * Tests run only by {@link RedisSupportTest#theExtensionClosesWhatItStartedAndCleansBetweenTests()},
  * through a JUnit launcher of its own, which then checks what the extension left behind. Its name
  * matches no test pattern of Surefire, so a build does not run it directly; run any other way it
  * skips itself.
@@ -43,13 +43,13 @@ class RedisExtensionProbe {
         LettuceConnectionFactory factory = shared.connectionFactory();
         factories.add(factory);
         factories.add(dedicated.connectionFactory());
-        new StringRedisTemplate(factory).opsForValue().set("leftover", "1");
+        new StringRedisTemplate(factory).opsForValue().set(shared.keyPrefix() + ":leftover", "1");
     }
 
     @Test
     @Order(2)
-    void seesAFlushedServer(RedisServer shared) {
-        keysSeenBySecondTest.add(shared.keys("*"));
+    void seesNoKeyOfTheTestBefore(RedisServer shared) {
+        keysSeenBySecondTest.add(shared.keys(shared.keyPrefix() + ":*"));
     }
 
     @Test
@@ -64,5 +64,12 @@ class RedisExtensionProbe {
     void usesTheCluster(RedisCluster cluster) {
         cluster.nodes().forEach(node -> ports.add(node.port()));
         factories.add(cluster.connectionFactory());
+    }
+
+    @Test
+    @Order(5)
+    void writesAKeyOutsideItsPrefix(RedisServer shared) {
+        shared.assumeOwned("writing a key outside the prefix");
+        new StringRedisTemplate(shared.connectionFactory()).opsForValue().set("stray", "1");
     }
 }

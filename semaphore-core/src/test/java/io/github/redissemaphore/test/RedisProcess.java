@@ -118,6 +118,26 @@ final class RedisProcess implements AutoCloseable {
         return start(binary, FreePorts::find, port -> List.of());
     }
 
+    /**
+     * @return a process on {@code port}, with no extra arguments; no other port is tried, so a
+     *         taken one fails with {@link PortTakenException}
+     */
+    static RedisProcess startOn(RedisBinary binary, int port) {
+        RedisProcess redis;
+        try {
+            redis = new RedisProcess(binary, port, List.of());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a temp directory for redis-server", e);
+        }
+        try {
+            redis.start();
+            return redis;
+        } catch (RuntimeException | Error e) {
+            redis.close();
+            throw e;
+        }
+    }
+
     /** Starts the process on its port (again), returning once it answers; no-op when it runs. */
     synchronized void start() {
         if (closed) {

@@ -5,25 +5,39 @@ import java.io.UncheckedIOException;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.junit.jupiter.api.Assumptions;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * A Redis server for a test: where it is, connection factories on it, inspection and fault injection.
+ * A Redis server for a test: where it is, connection factories on it, the key prefix of its tests,
+ * inspection and fault injection.
  *
- * <p>A server is <em>managed</em> when this support started its process (a {@code redis-server} from
+ * <p>A server is <em>owned</em> when this support started it: a process of its own or a Docker
+ * container. A server from {@code REDIS_URL} is not: it may hold someone's data, so every command
+ * that reaches beyond the keys of the tests ({@code FLUSHALL}, {@code CLIENT PAUSE}, {@code DEBUG},
+ * {@code CLIENT KILL}, {@code CONFIG SET}, {@code ACL SETUSER}, {@code SCRIPT FLUSH}...) is refused
+ * there with an {@link IllegalStateException} naming it; a test that needs one asks for a
+ * {@link Dedicated @Dedicated} server or skips itself with {@link #assumeOwned(String)}.
+ *
+ * <p>A server is <em>managed</em> when this support runs its process (a {@code redis-server} from
  * the PATH or the embedded-redis jar): only then can it be {@link #stop() stopped}, {@link #start()
- * restarted} on the same port and {@link #kill() killed}. A server from {@code REDIS_URL} or a Docker
- * container is not managed. Get a managed one with {@link Dedicated @Dedicated} or
- * {@link RedisServers#start()}.
+ * restarted} on the same port and {@link #kill() killed}. Get a managed one with
+ * {@link Dedicated @Dedicated} or {@link RedisServers#start()}.
+ *
+ * <p>Every handle has a {@link #keyPrefix() key prefix} of its own, {@code semaphore-test-} and
+ * random hex digits: tests write only keys under it (registries get it as their {@code keyPrefix}),
+ * and {@link #deleteOwnKeys()} deletes exactly those, with {@code SCAN} and {@code UNLINK}.
  *
  * <p>Admin calls ({@link #flushAll()}, {@link #commandCalls()}, {@link #pause(Duration)}...) go over
  * a short-lived plain socket of their own, never over a factory's connections; they show up in the
@@ -31,7 +45,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * so count the commands you care about, or differences between two readings.
  *
  * <p>Closing destroys every connection factory handed out and stops the server if managed (removes
- * the container if from Docker; leaves a REDIS_URL server alone).
+ * the container if from Docker; on a REDIS_URL server deletes the keys under its prefix, nothing else).
  */
 public final class RedisServer implements AutoCloseable {
 
@@ -39,42 +53,58 @@ public final class RedisServer implements AutoCloseable {
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
     private static final Pattern COMMAND_STAT = Pattern.compile("^cmdstat_([^:]+):calls=(\\d+)", Pattern.MULTILINE);
     private static final Pattern TOTAL_COMMANDS = Pattern.compile("^total_commands_processed:(\\d+)", Pattern.MULTILINE);
+    /** What every key prefix of the test support starts with. */
+    static final String KEY_PREFIX_STEM = "semaphore-test-";
+    private static final String SCAN_COUNT = "1000";
 
     private final String host;
     private final int port;
     private final RedisProcess process;
     private final AutoCloseable owner;
     private final String description;
+    private final boolean owned;
+    private final String keyPrefix;
     private final ConnectionFactories factories = new ConnectionFactories();
     private final boolean closeable;
     private boolean closed;
 
-    private RedisServer(String host, int port, RedisProcess process, AutoCloseable owner, String description,
-            boolean closeable) {
+    private RedisServer(String host, int port, RedisProcess process, AutoCloseable owner, boolean owned,
+            String description, String keyPrefix, boolean closeable) {
         this.host = host;
         this.port = port;
         this.process = process;
         this.owner = owner;
+        this.owned = owned;
         this.description = description;
+        this.keyPrefix = keyPrefix;
         this.closeable = closeable;
     }
 
     /** A server whose process we run. */
     static RedisServer managed(RedisProcess process) {
-        return new RedisServer(RedisProcess.HOST, process.port(), process, process, process.binary().toString(), true);
+        return new RedisServer(RedisProcess.HOST, process.port(), process, process, true,
+                process.binary().toString(), newKeyPrefix(), true);
     }
 
-    /**
-     * A server we do not run; {@code owner} (may be null) is closed with it, e.g. to remove a
-     * container.
-     */
-    static RedisServer external(String host, int port, String description, AutoCloseable owner) {
-        return new RedisServer(host, port, null, owner, description, true);
+    /** A server we started but do not run, e.g. a container; {@code owner} is closed with it (removes it). */
+    static RedisServer started(String host, int port, String description, AutoCloseable owner) {
+        return new RedisServer(host, port, null, Objects.requireNonNull(owner, "owner"), true, description,
+                newKeyPrefix(), true);
+    }
+
+    /** A server somebody else runs (REDIS_URL): we touch only the keys under our prefix. */
+    static RedisServer foreign(String host, int port, String description) {
+        return new RedisServer(host, port, null, null, false, description, newKeyPrefix(), true);
     }
 
     /** The same server, but {@link #close()} does nothing: for the JVM-wide shared one. */
     RedisServer unclosable() {
-        return new RedisServer(host, port, process, owner, description, false);
+        return new RedisServer(host, port, process, owner, owned, description, keyPrefix, false);
+    }
+
+    /** @return {@code semaphore-test-} and 8 random hex digits; no glob character, so it is its own SCAN pattern */
+    static String newKeyPrefix() {
+        return KEY_PREFIX_STEM + String.format("%08x", ThreadLocalRandom.current().nextInt());
     }
 
     /** @return the host to connect to */
@@ -109,6 +139,35 @@ public final class RedisServer implements AutoCloseable {
     /** @return whether this support runs the process, so that stop, start and kill are possible */
     public boolean managed() {
         return process != null;
+    }
+
+    /**
+     * @return whether this support started the server (a process or a container), so that tests
+     *         may fault it: flush, pause, stall, kill clients, change its configuration; false for
+     *         a REDIS_URL server
+     */
+    public boolean owned() {
+        return owned;
+    }
+
+    /**
+     * @return the key prefix of the tests on this handle, {@code semaphore-test-} and random hex
+     *         digits, different for every handle: give it to registries ({@code keyPrefix}) and
+     *         applications ({@code distributed-semaphore.key-prefix}), and write raw keys only
+     *         under {@code <prefix>:}
+     */
+    public String keyPrefix() {
+        return keyPrefix;
+    }
+
+    /**
+     * Skips the calling test (a JUnit assumption) on a server the support did not start, where
+     * {@code operation} would be refused; for a test on the class's shared server that faults it.
+     * A test that should always run asks for a {@link Dedicated @Dedicated} server instead.
+     */
+    public void assumeOwned(String operation) {
+        Assumptions.assumeTrue(owned, () -> operation + " is not run on " + this
+                + ": the test support did not start it, so its tests touch nothing but their own keys");
     }
 
     /**
@@ -155,15 +214,23 @@ public final class RedisServer implements AutoCloseable {
 
     private RedisProcess requireManaged(String action) {
         if (process == null) {
-            throw new UnsupportedOperationException("cannot " + action + " " + this + ": it is not managed by the "
-                    + "test support (REDIS_URL or Docker); ask for a @Dedicated RedisServer or RedisServers.start()");
+            throw new IllegalStateException("refusing to " + action + " " + this + ": the test support does not run "
+                    + "its process (REDIS_URL or Docker); ask for a @Dedicated RedisServer or RedisServers.start()");
         }
         return process;
     }
 
+    private void requireOwned(String operation) {
+        if (!owned) {
+            throw new IllegalStateException("refusing " + operation + " on " + this + ": the test support did not "
+                    + "start this server, which may hold other data; ask for a @Dedicated RedisServer, or skip the "
+                    + "test there with server.assumeOwned(\"" + operation + "\")");
+        }
+    }
+
     /**
      * Suspends every client, ours included, for {@code duration} ({@code CLIENT PAUSE ms ALL}):
-     * commands sent meanwhile are answered once it is over. Returns at once.
+     * commands sent meanwhile are answered once it is over. Returns at once. Owned servers only.
      */
     public void pause(Duration duration) {
         admin("CLIENT", "PAUSE", String.valueOf(duration.toMillis()), "ALL");
@@ -171,11 +238,12 @@ public final class RedisServer implements AutoCloseable {
 
     /**
      * Blocks the whole server for {@code duration} ({@code DEBUG SLEEP}), like a stall. Returns once
-     * the server is asleep (a probe PING goes unanswered), not when it wakes up.
+     * the server is asleep (a probe PING goes unanswered), not when it wakes up. Owned servers only.
      *
      * @return completes when the server is awake again
      */
     public CompletableFuture<Void> debugSleep(Duration duration) {
+        requireOwned("DEBUG SLEEP");
         RespConnection sleeper;
         try {
             sleeper = RespConnection.open(host, port, ADMIN_TIMEOUT.plus(duration));
@@ -205,19 +273,39 @@ public final class RedisServer implements AutoCloseable {
                 throw new UncheckedIOException("cannot probe " + this + " during DEBUG SLEEP", e);
             }
         }
-        // An error reply (DEBUG disabled, e.g. on a REDIS_URL server) surfaces here.
+        // An error reply (DEBUG disabled, e.g. in a container configured so) surfaces here.
         awake.join();
         return awake;
     }
 
-    /** Closes every pub/sub client connection ({@code CLIENT KILL TYPE pubsub}). @return how many */
+    /**
+     * Closes every pub/sub client connection ({@code CLIENT KILL TYPE pubsub}), not only the tests'.
+     * Owned servers only. @return how many
+     */
     public long killPubSubClients() {
         return (Long) admin("CLIENT", "KILL", "TYPE", "pubsub");
     }
 
-    /** Deletes every key of every database. */
+    /** Deletes every key of every database. Owned servers only. */
     public void flushAll() {
         admin("FLUSHALL");
+    }
+
+    /**
+     * Deletes the keys under {@link #keyPrefix()} ({@code SCAN MATCH <prefix>:*}, {@code UNLINK}),
+     * and nothing else: safe on any server.
+     *
+     * @return how many were deleted
+     */
+    public long deleteOwnKeys() {
+        String pattern = keyPrefix + ":*";
+        return scan(pattern, key -> true, true).size();
+    }
+
+    /** @return the keys not under {@link #keyPrefix()}, sorted: on an owned server, what a test should not have written */
+    List<String> keysOutsidePrefix() {
+        String own = keyPrefix + ":";
+        return scan("*", key -> !key.startsWith(own), false);
     }
 
     /**
@@ -247,14 +335,45 @@ public final class RedisServer implements AutoCloseable {
         return (String) admin("INFO", section);
     }
 
-    /** @return the keys matching {@code pattern} ({@code KEYS}, fine on a test server), sorted */
+    /**
+     * @return the keys matching {@code pattern}, sorted; by {@code SCAN}, not {@code KEYS}, which
+     *         would block a large REDIS_URL server
+     */
     public List<String> keys(String pattern) {
-        List<String> keys = new ArrayList<>();
-        for (Object key : (List<?>) admin("KEYS", pattern)) {
-            keys.add((String) key);
+        return scan(pattern, key -> true, false);
+    }
+
+    /**
+     * Walks the keyspace with {@code SCAN} on one connection, unlinking each page's {@code chosen}
+     * keys if {@code unlink}. A key deleted meanwhile may be missed and one may come twice: SCAN's
+     * own terms, fine for keys that only tests write.
+     *
+     * @return the chosen keys, sorted, without duplicates
+     */
+    private List<String> scan(String pattern, Predicate<String> chosen, boolean unlink) {
+        TreeSet<String> found = new TreeSet<>();
+        try (RespConnection connection = RespConnection.open(host, port, ADMIN_TIMEOUT)) {
+            String cursor = "0";
+            do {
+                List<?> reply = (List<?>) connection.call("SCAN", cursor, "MATCH", pattern, "COUNT", SCAN_COUNT);
+                cursor = (String) reply.get(0);
+                List<String> page = new ArrayList<>();
+                for (Object key : (List<?>) reply.get(1)) {
+                    if (chosen.test((String) key)) {
+                        page.add((String) key);
+                    }
+                }
+                if (unlink && !page.isEmpty()) {
+                    List<String> command = new ArrayList<>(List.of("UNLINK"));
+                    command.addAll(page);
+                    connection.call(command.toArray(String[]::new));
+                }
+                found.addAll(page);
+            } while (!"0".equals(cursor));
+        } catch (IOException e) {
+            throw new UncheckedIOException("Redis " + this + " did not answer SCAN " + pattern, e);
         }
-        Collections.sort(keys);
-        return keys;
+        return List.copyOf(found);
     }
 
     /** @return {@code PTTL key}: milliseconds to live, -1 without expiry, -2 when there is no such key */
@@ -278,16 +397,29 @@ public final class RedisServer implements AutoCloseable {
         return admin(command);
     }
 
-    /** Runs one admin command on a connection of its own; package-private for the cluster set-up. */
+    /**
+     * Runs one admin command on a connection of its own; package-private for the cluster set-up.
+     *
+     * @throws IllegalStateException for a command that reaches beyond the tests' keys
+     *                               ({@link ServerWideCommands}) on a server this support did not start
+     */
     Object admin(String... command) {
+        String operation = ServerWideCommands.operation(command);
+        if (operation != null) {
+            requireOwned(operation);
+        }
         return RespConnection.call(host, port, ADMIN_TIMEOUT, command);
     }
 
     /**
      * Puts a server a previous test may have broken back in shape for the next one: restarts a
-     * stopped managed server and lifts a pause.
+     * stopped managed server and lifts a pause. Nothing on a server the support did not start: no
+     * test faults it, and a pause there is somebody else's.
      */
     void heal() {
+        if (!owned) {
+            return;
+        }
         if (process != null && !process.isRunning()) {
             process.start();
         }
@@ -313,7 +445,10 @@ public final class RedisServer implements AutoCloseable {
         return process == null ? "(not managed: no log)" : process.logTail(lines);
     }
 
-    /** Destroys the connection factories handed out, then stops the server if we run it. */
+    /**
+     * Destroys the connection factories handed out, then stops the server if we run it; on a
+     * server we did not start, deletes the keys under our prefix instead.
+     */
     @Override
     public void close() {
         if (closeable) {
@@ -329,6 +464,9 @@ public final class RedisServer implements AutoCloseable {
         closed = true;
         try {
             factories.destroyAll();
+            if (!owned) {
+                deleteOwnKeys();
+            }
         } finally {
             if (owner != null) {
                 try {
@@ -342,6 +480,7 @@ public final class RedisServer implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RedisServer[" + uri() + (managed() ? ", managed, " : ", not managed, ") + description + "]";
+        String kind = managed() ? "managed" : owned ? "owned, not managed" : "not owned";
+        return "RedisServer[" + uri() + ", " + kind + ", " + description + "]";
     }
 }

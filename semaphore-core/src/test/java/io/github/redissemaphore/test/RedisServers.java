@@ -16,8 +16,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #open()} finds a Redis in this order:
  * <ol>
- * <li>the server of environment variable {@code REDIS_URL} ({@code redis://host:port}, no password),
- *     if set: not managed, and flushed by the tests, so never point it at data you care about;</li>
+ * <li>the server of system property {@code redis.test.url}, else of environment variable
+ *     {@code REDIS_URL} ({@code redis://host:port}, no password), if set: not {@link RedisServer#owned()
+ *     owned}, so its tests write and delete only keys under their handle's
+ *     {@link RedisServer#keyPrefix() prefix} and never fault it (see {@link RedisServer});</li>
  * <li>a Testcontainers {@code redis:7} container, if a Docker engine answers;</li>
  * <li>a {@code redis-server} on the PATH, run as a child process on a free port;</li>
  * <li>else the linux/mac {@code redis-server} inside the {@code com.github.codemonstur:embedded-redis}
@@ -26,12 +28,15 @@ import org.slf4j.LoggerFactory;
  * {@link #start()} only uses 3 and 4: it always starts a process of its own.
  *
  * <p>System property {@code redis.test.binary} (or environment variable {@code REDIS_TEST_BINARY})
- * narrows the choice: {@code auto} (default) as above; {@code path} only a {@code redis-server} on
- * the PATH (no REDIS_URL, no Docker, no fallback); {@code embedded} only the binary of the jar
- * (no REDIS_URL, Docker or PATH), which proves the last fallback works:
- * {@code REDIS_TEST_BINARY=embedded ./mvnw test}.
+ * narrows the choice of 2 to 4 and of {@code REDIS_URL}: {@code auto} (default) as above; {@code path}
+ * only a {@code redis-server} on the PATH (no REDIS_URL, no Docker, no fallback); {@code embedded}
+ * only the binary of the jar (no REDIS_URL, Docker or PATH), which proves the last fallback works:
+ * {@code REDIS_TEST_BINARY=embedded ./mvnw test}. Property {@code redis.test.url} is always honoured.
  */
 public final class RedisServers {
+
+    /** Read before {@code REDIS_URL}: lets a test point the support at a server without touching the environment. */
+    public static final String URL_PROPERTY = "redis.test.url";
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisServers.class);
     private static RedisServer shared;
@@ -47,6 +52,16 @@ public final class RedisServers {
      */
     public static RedisServer start() {
         return start(RedisBinary.Choice.configured());
+    }
+
+    /**
+     * Like {@link #start()}, on {@code port} of 127.0.0.1 rather than a free port of its choosing: to
+     * bring a Redis back where other processes expect one. Fails if that port is taken.
+     *
+     * @return a managed server: it can be stopped, restarted and killed
+     */
+    public static RedisServer startOn(int port) {
+        return RedisServer.managed(RedisProcess.startOn(RedisBinary.resolve(), port));
     }
 
     /**
@@ -124,11 +139,17 @@ public final class RedisServers {
      * @return a new handle: managed only if a process was started
      */
     public static RedisServer open() {
+        // The property is a test's own choice of server (RedisUrlIsLeftIntactTest), so it holds
+        // whatever binary is chosen; only the user's REDIS_URL and Docker depend on the choice.
+        String property = System.getProperty(URL_PROPERTY);
+        if (property != null && !property.isBlank()) {
+            return fromUrl(URL_PROPERTY, property.trim());
+        }
         RedisBinary.Choice choice = RedisBinary.Choice.configured();
         if (choice == RedisBinary.Choice.AUTO) {
             String url = System.getenv("REDIS_URL");
             if (url != null && !url.isBlank()) {
-                return fromUrl(url.trim());
+                return fromUrl("REDIS_URL", url.trim());
             }
             if (DockerRedis.available()) {
                 return DockerRedis.start();
@@ -150,19 +171,19 @@ public final class RedisServers {
         return shared;
     }
 
-    private static RedisServer fromUrl(String url) {
+    private static RedisServer fromUrl(String source, String url) {
         URI uri = URI.create(url);
         if (!"redis".equals(uri.getScheme()) || uri.getHost() == null) {
-            throw new IllegalArgumentException("REDIS_URL must look like redis://host:port, not " + url);
+            throw new IllegalArgumentException(source + " must look like redis://host:port, not " + url);
         }
-        RedisServer server = RedisServer.external(uri.getHost(), uri.getPort() < 0 ? 6379 : uri.getPort(),
-                "REDIS_URL", null);
+        RedisServer server = RedisServer.foreign(uri.getHost(), uri.getPort() < 0 ? 6379 : uri.getPort(), source);
         try {
             RespConnection.call(server.host(), server.port(), Duration.ofSeconds(5), "PING");
         } catch (RuntimeException e) {
-            throw new IllegalStateException("REDIS_URL=" + url + " does not answer PING", e);
+            throw new IllegalStateException(source + "=" + url + " does not answer PING", e);
         }
-        LOG.info("using the Redis of REDIS_URL at {}", server.uri());
+        LOG.info("using the Redis of {} at {}: keys under {} only, no faults", source, server.uri(),
+                server.keyPrefix());
         return server;
     }
 }

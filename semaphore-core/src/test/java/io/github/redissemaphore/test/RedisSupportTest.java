@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -14,6 +15,7 @@ import java.util.stream.Stream;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
@@ -51,8 +53,9 @@ class RedisSupportTest {
         assertThat(first).isNotSameAs(second);
         assertThat(first.isRunning()).isTrue();
         assertThat(second.isRunning()).isTrue();
-        new StringRedisTemplate(first).opsForValue().set("written-by", "first");
-        assertThat(new StringRedisTemplate(second).opsForValue().get("written-by")).isEqualTo("first");
+        String key = server.keyPrefix() + ":written-by";
+        new StringRedisTemplate(first).opsForValue().set(key, "first");
+        assertThat(new StringRedisTemplate(second).opsForValue().get(key)).isEqualTo("first");
     }
 
     @Test
@@ -103,11 +106,11 @@ class RedisSupportTest {
     @Test
     void commandCallsCountsTheCommandsSent(RedisServer server) {
         StringRedisTemplate redis = new StringRedisTemplate(server.connectionFactory());
-        redis.opsForValue().get("warm-up"); // connects (HELLO...) before the counting starts
+        redis.opsForValue().get(server.keyPrefix() + ":warm-up"); // connects (HELLO...) before the counting starts
         Map<String, Long> before = server.commandCalls();
         long totalBefore = server.totalCommandsProcessed();
 
-        redis.opsForValue().set("counted", "1");
+        redis.opsForValue().set(server.keyPrefix() + ":counted", "1");
 
         assertThat(server.commandCalls().get("set")).isEqualTo(before.getOrDefault("set", 0L) + 1);
         assertThat(server.totalCommandsProcessed()).isGreaterThan(totalBefore);
@@ -115,7 +118,7 @@ class RedisSupportTest {
     }
 
     @Test
-    void pauseDelaysCommands(RedisServer server) {
+    void pauseDelaysCommands(@Dedicated RedisServer server) {
         try (RedisConnection connection = server.connectionFactory().getConnection()) {
             connection.ping(); // connected before the pause, so only the command is delayed
 
@@ -144,14 +147,15 @@ class RedisSupportTest {
     @Test
     void keysAndPttlHelpers(RedisServer server) {
         StringRedisTemplate redis = new StringRedisTemplate(server.connectionFactory());
-        redis.opsForValue().set("a:1", "x", Duration.ofSeconds(60));
-        redis.opsForValue().set("a:2", "x");
-        redis.opsForValue().set("b:1", "x");
+        String p = server.keyPrefix();
+        redis.opsForValue().set(p + ":a:1", "x", Duration.ofSeconds(60));
+        redis.opsForValue().set(p + ":a:2", "x");
+        redis.opsForValue().set(p + ":b:1", "x");
 
-        assertThat(server.keys("a:*")).containsExactly("a:1", "a:2");
-        assertThat(server.pttl("a:1")).isBetween(1L, 60_000L);
-        assertThat(server.pttl("a:2")).isEqualTo(-1);
-        assertThat(server.pttl("missing")).isEqualTo(-2);
+        assertThat(server.keys(p + ":a:*")).containsExactly(p + ":a:1", p + ":a:2");
+        assertThat(server.pttl(p + ":a:1")).isBetween(1L, 60_000L);
+        assertThat(server.pttl(p + ":a:2")).isEqualTo(-1);
+        assertThat(server.pttl(p + ":missing")).isEqualTo(-2);
     }
 
     @Test
@@ -216,16 +220,75 @@ class RedisSupportTest {
 
         new StringRedisTemplate(dedicated.connectionFactory()).opsForValue().set("only-here", "1");
         assertThat(dedicated.keys("*")).containsExactly("only-here");
-        assertThat(shared.keys("*")).isEmpty();
+        assertThat(shared.keys("only-here")).isEmpty();
+        assertThat(dedicated.keyPrefix()).startsWith("semaphore-test-").isNotEqualTo(shared.keyPrefix());
     }
 
     @Test
-    void aNonManagedServerRefusesFaultInjection() {
-        RedisServer external = RedisServer.external("127.0.0.1", FreePorts.find(), "test", null);
+    void aServerTheSupportDidNotStartRefusesEveryFaultAndKeepsItsData(@Dedicated RedisServer real) {
+        real.adminCommand("SET", "someones-data", "precious");
+        real.adminCommand("CONFIG", "SET", "maxmemory-policy", "noeviction");
+        try (RedisServer foreign = RedisServer.foreign(real.host(), real.port(), "REDIS_URL")) {
+            assertThat(foreign.owned()).isFalse();
+            assertThat(foreign.managed()).isFalse();
 
-        assertThat(external.managed()).isFalse();
-        assertThatThrownBy(external::stop).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("@Dedicated");
+            Map<String, ThrowingCallable> faults = new LinkedHashMap<>();
+            faults.put("stop", foreign::stop);
+            faults.put("start", foreign::start);
+            faults.put("kill", foreign::kill);
+            faults.put("FLUSHALL", foreign::flushAll);
+            faults.put("FLUSHDB", () -> foreign.adminCommand("flushdb", "async"));
+            faults.put("CLIENT PAUSE", () -> foreign.pause(Duration.ofSeconds(5)));
+            faults.put("DEBUG SLEEP", () -> foreign.debugSleep(Duration.ofSeconds(5)));
+            faults.put("CLIENT KILL", foreign::killPubSubClients);
+            faults.put("SCRIPT FLUSH", () -> FaultAdmin.scriptFlush(foreign));
+            faults.put("CONFIG SET", () -> foreign.adminCommand("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"));
+            faults.put("CONFIG RESETSTAT", () -> foreign.adminCommand("CONFIG", "RESETSTAT"));
+            faults.put("ACL SETUSER", () -> foreign.adminCommand("ACL", "SETUSER", "intruder", "on"));
+            faults.put("ACL LOG RESET", () -> foreign.adminCommand("ACL", "LOG", "RESET"));
+            faults.put("SHUTDOWN", () -> foreign.adminCommand("SHUTDOWN", "NOSAVE"));
+            faults.forEach((operation, fault) -> assertThatThrownBy(fault).as(operation)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("refusing").hasMessageContaining(operation).hasMessageContaining("@Dedicated"));
+
+            // Reading is fine.
+            assertThat(foreign.adminCommand("CONFIG", "GET", "maxmemory-policy")).isEqualTo(
+                    List.of("maxmemory-policy", "noeviction"));
+            assertThat(foreign.adminCommand("ACL", "LOG")).isEqualTo(List.of());
+            assertThat((String) foreign.adminCommand("CLIENT", "LIST")).isNotEmpty();
+            assertThat(foreign.info("server")).contains("redis_version:");
+        }
+        assertThat(real.adminCommand("GET", "someones-data")).isEqualTo("precious");
+        assertThat(real.isRunning()).isTrue();
+        assertThat(real.adminCommand("ACL", "USERS")).isEqualTo(List.of("default"));
+    }
+
+    @Test
+    void onlyTheKeysUnderTheHandlesPrefixAreDeleted(@Dedicated RedisServer real) {
+        RedisServer foreign = RedisServer.foreign(real.host(), real.port(), "REDIS_URL");
+        String own = foreign.keyPrefix();
+        StringRedisTemplate redis = new StringRedisTemplate(real.connectionFactory());
+        // More keys than one SCAN page, ours among them.
+        Map<String, String> others = new LinkedHashMap<>();
+        Map<String, String> ours = new LinkedHashMap<>();
+        for (int i = 0; i < 2500; i++) {
+            others.put("user:" + i, "v");
+            if (i % 10 == 0) {
+                ours.put(own + ":{s" + i + "}:state", "v");
+            }
+        }
+        others.putAll(Map.of(own + "-not-ours", "v", own, "v", "x" + own + ":y", "v",
+                RedisServer.newKeyPrefix() + ":{s}:state", "v", "semaphore:{s}:state", "v"));
+        redis.opsForValue().multiSet(others);
+        redis.opsForValue().multiSet(ours);
+
+        assertThat(foreign.deleteOwnKeys()).isEqualTo(ours.size());
+
+        assertThat(real.keys("*")).containsExactlyInAnyOrderElementsOf(others.keySet());
+        redis.opsForValue().multiSet(ours);
+        foreign.close();
+        assertThat(real.keys("*")).as("closing a REDIS_URL handle deletes its keys")
+                .containsExactlyInAnyOrderElementsOf(others.keySet());
     }
 
     @Test
@@ -240,7 +303,7 @@ class RedisSupportTest {
     }
 
     @Test
-    void theExtensionClosesWhatItStartedAndFlushesBetweenTests() {
+    void theExtensionClosesWhatItStartedAndCleansBetweenTests(RedisServer sameKindAsTheProbes) {
         RedisExtensionProbe.ports.clear();
         RedisExtensionProbe.factories.clear();
         RedisExtensionProbe.keysSeenBySecondTest.clear();
@@ -256,8 +319,18 @@ class RedisSupportTest {
         }
 
         assertThat(summary.getTestsSucceededCount()).isEqualTo(3);
-        assertThat(summary.getTestsFailedCount()).isEqualTo(1);
-        assertThat(summary.getFailures().get(0).getException()).hasMessageContaining("deliberate");
+        if (sameKindAsTheProbes.owned()) {
+            // A key outside the prefix fails its test on a server of the support (and is gone).
+            assertThat(summary.getFailures()).extracting(failure -> failure.getException().getMessage())
+                    .satisfiesExactlyInAnyOrder(
+                            message -> assertThat(message).contains("deliberate"),
+                            message -> assertThat(message).contains("wrote keys outside its prefix", "[stray]"));
+            assertThat(sameKindAsTheProbes.keys("stray")).isEmpty();
+        } else {
+            assertThat(summary.getTestsAbortedCount()).isEqualTo(1);
+            assertThat(summary.getFailures()).singleElement()
+                    .satisfies(failure -> assertThat(failure.getException()).hasMessageContaining("deliberate"));
+        }
         // The processes of the shared server, the dedicated ones (also of the failed test) and the
         // cluster nodes are gone, and so are their temp directories.
         Path tmp = Path.of(System.getProperty("java.io.tmpdir"));

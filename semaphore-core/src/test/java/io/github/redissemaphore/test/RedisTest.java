@@ -17,12 +17,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * @RedisTest
  * class MyTest {
  *     @Test
- *     void works(RedisServer server) {            // shared by the class, flushed before each test
+ *     void works(RedisServer server) {            // shared by the class: maybe REDIS_URL's
  *         RedisConnectionFactory jvm1 = server.connectionFactory();
+ *         SemaphoreRegistry.builder(jvm1).keyPrefix(server.keyPrefix()); // its keys only, deleted before each test
  *     }
  *
  *     @Test
- *     void outage(@Dedicated RedisServer server) { // a process of its own: stop(), start(), kill()
+ *     void outage(@Dedicated RedisServer server) { // a process of its own: stop(), start(), kill(), pause()...
  *         server.stop();
  *     }
  * }

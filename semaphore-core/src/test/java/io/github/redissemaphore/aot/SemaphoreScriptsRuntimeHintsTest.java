@@ -1,0 +1,47 @@
+package io.github.redissemaphore.aot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.redissemaphore.core.redis.SemaphoreScripts;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
+import org.springframework.beans.factory.aot.AotServices;
+import org.springframework.core.io.Resource;
+import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
+
+/** The scripts are kept in a native image, through the registration Spring's AOT processing reads. */
+class SemaphoreScriptsRuntimeHintsTest {
+
+    @Test
+    void everyScriptOnTheClassPathIsAResourceHintOfTheRegisteredRegistrar() throws IOException {
+        RuntimeHints hints = new RuntimeHints();
+        // as Spring's AOT processing finds it: through META-INF/spring/aot.factories
+        AotServices<RuntimeHintsRegistrar> registrars = AotServices.factories(getClass().getClassLoader())
+                .load(RuntimeHintsRegistrar.class);
+        assertThat(registrars.asList()).hasAtLeastOneElementOfType(SemaphoreScriptsRuntimeHints.class);
+        registrars.forEach(registrar -> registrar.registerHints(hints, getClass().getClassLoader()));
+
+        List<String> scripts = scriptsOnTheClassPath();
+        assertThat(scripts).as("the scripts SemaphoreScripts.load() reads")
+                .contains("_common.lua", "acquire.lua", "release.lua", "renew.lua", "cancel.lua", "state.lua");
+        for (String script : scripts) {
+            assertThat(RuntimeHintsPredicates.resource().forResource(SemaphoreScripts.LOCATION + script))
+                    .as(script).accepts(hints);
+        }
+        assertThat(RuntimeHintsPredicates.resource().forResource(SemaphoreScripts.LOCATION + "notes.txt"))
+                .as("only the scripts").rejects(hints);
+    }
+
+    private static List<String> scriptsOnTheClassPath() throws IOException {
+        Resource[] found = new PathMatchingResourcePatternResolver()
+                .getResources("classpath*:" + SemaphoreScripts.LOCATION + "*.lua");
+        return Arrays.stream(found).map(Resource::getFilename).distinct().toList();
+    }
+}
