@@ -2,6 +2,7 @@ package io.github.redissemaphore.actuate;
 
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
 
@@ -11,25 +12,31 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
  * The {@code semaphores} endpoint: the semaphores this JVM uses or has configured, with their
- * state in Redis (fleet-wide), one semaphore's holders and waiters, and, once access to the
- * endpoint is unrestricted, forced release of a permit.
+ * state in Redis (fleet-wide), one semaphore's holders, waiters and limits, and, once access to
+ * the endpoint is unrestricted, forced release of a permit and a runtime limit every JVM follows.
  *
- * <p>Reading is allowed by default ({@link Access#READ_ONLY}); the delete operation exists only
- * with {@code management.endpoint.semaphores.access=unrestricted}. Only semaphores this JVM knows
+ * <p>Reading is allowed by default ({@link Access#READ_ONLY}); the delete and write operations
+ * exist only with {@code management.endpoint.semaphores.access=unrestricted}. Only semaphores this JVM knows
  * (used here, or configured under {@code distributed-semaphore.semaphores}) can be addressed, so
  * the endpoint never creates a semaphore with settings the application would not use.
  */
-@Endpoint(id = "semaphores", defaultAccess = Access.READ_ONLY)
+@Endpoint(id = SemaphoresEndpoint.ID, defaultAccess = Access.READ_ONLY)
 public class SemaphoresEndpoint {
+
+    /** The endpoint's id. */
+    static final String ID = "semaphores";
 
     private final SemaphoreRegistry registry;
     private final Set<String> configuredNames;
@@ -56,11 +63,46 @@ public class SemaphoresEndpoint {
         return new SemaphoresDescriptor(summaries);
     }
 
-    /** @return the semaphore with its holders and waiters in queue order, or null (404) if unknown here */
+    /**
+     * @return the semaphore with its limits, holders and waiters in queue order, or null (404) if
+     *         unknown here
+     */
     @ReadOperation
     public SemaphoreDescriptor semaphore(@Selector String name) {
         RedisSemaphore semaphore = find(name);
-        return semaphore == null ? null : SemaphoreDescriptor.of(semaphore.state());
+        return semaphore == null ? null : SemaphoreDescriptor.of(semaphore);
+    }
+
+    /**
+     * Sets the semaphore's runtime limit in Redis, which every JVM follows from its next call on
+     * ({@code {"limit": N}}), or clears it so each JVM's configured permits apply again
+     * ({@code {"limit": null}}). Needs unrestricted access to the endpoint. The {@code "limit"} key
+     * is required: a request without it (no body, a misspelt key) is refused by
+     * {@link LimitRequestCheck} rather than taken for a clear.
+     *
+     * @param limit the new limit, 1..1,000,000, or null to clear it
+     * @return the semaphore under its new limit
+     * @throws InvalidEndpointRequestException (400) when {@code limit} is outside 1..1,000,000, or
+     *         when the semaphore is unknown here (a write operation cannot answer 404)
+     */
+    @WriteOperation
+    public SemaphoreDescriptor limit(@Selector String name, @Nullable Integer limit) {
+        if (limit != null && (limit < 1 || limit > SemaphoreSettings.MAX_PERMITS)) {
+            String message = "limit must be between 1 and " + SemaphoreSettings.MAX_PERMITS + " (or null to clear it),"
+                    + " but was " + limit;
+            throw new InvalidEndpointRequestException(message, message);
+        }
+        RedisSemaphore semaphore = find(name);
+        if (semaphore == null) {
+            String message = "No semaphore '" + name + "' is used or configured in this application";
+            throw new InvalidEndpointRequestException(message, message);
+        }
+        if (limit == null) {
+            semaphore.clearLimitOverride();
+        } else {
+            semaphore.overrideLimit(limit);
+        }
+        return SemaphoreDescriptor.of(semaphore);
     }
 
     /**
@@ -93,7 +135,7 @@ public class SemaphoresEndpoint {
      * One semaphore in the list.
      *
      * @param name      the semaphore
-     * @param limit     its permits
+     * @param limit     the permits every JVM grants up to now (a runtime limit, when one is set)
      * @param used      permits held, fleet-wide
      * @param available permits free
      * @param waiters   callers waiting, fleet-wide
@@ -109,21 +151,45 @@ public class SemaphoresEndpoint {
     /**
      * One semaphore in detail.
      *
-     * @param name      the semaphore
-     * @param limit     its permits
-     * @param used      permits held, fleet-wide
-     * @param available permits free
-     * @param holders   the leases, across all JVMs
-     * @param waiters   the callers waiting, in the order they will be served
+     * @param name                  the semaphore
+     * @param limit                 the permits every JVM grants up to now (the effective limit)
+     * @param configuredLimit       the permits this JVM is configured with
+     * @param limitSource           {@code configured} (this JVM's own) or {@code override} (a runtime
+     *                              limit set in Redis, followed by every JVM)
+     * @param otherConfiguredLimits the permits other JVMs are configured with, when they differ
+     *                              from this JVM's (seen while no runtime limit was set)
+     * @param used                  permits held, fleet-wide
+     * @param available             permits free
+     * @param holders               the leases, across all JVMs
+     * @param waiters               the callers waiting, in the order they will be served
      */
-    public record SemaphoreDescriptor(String name, int limit, int used, int available, List<HolderDescriptor> holders,
-                                      List<WaiterDescriptor> waiters) implements OperationResponseBody {
+    public record SemaphoreDescriptor(String name, int limit, int configuredLimit, String limitSource,
+                                      List<OtherLimitDescriptor> otherConfiguredLimits, int used, int available,
+                                      List<HolderDescriptor> holders, List<WaiterDescriptor> waiters)
+            implements OperationResponseBody {
 
-        static SemaphoreDescriptor of(SemaphoreState state) {
-            return new SemaphoreDescriptor(state.name(), state.limit(), state.used(), state.available(),
+        /** Reads the semaphore's state in Redis, then what this JVM learnt of other JVMs' limits. */
+        static SemaphoreDescriptor of(RedisSemaphore semaphore) {
+            SemaphoreState state = semaphore.state();
+            List<OtherLimitDescriptor> others = semaphore instanceof DefaultRedisSemaphore ours
+                    ? ours.otherConfiguredLimits().entrySet().stream()
+                            .map(other -> new OtherLimitDescriptor(other.getKey(), other.getValue().toString()))
+                            .toList()
+                    : List.of();
+            return new SemaphoreDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(),
+                    others, state.used(), state.available(),
                     state.holders().stream().map(HolderDescriptor::of).toList(),
                     state.waiters().stream().map(WaiterDescriptor::of).toList());
         }
+    }
+
+    /**
+     * A limit another JVM is configured with for the semaphore.
+     *
+     * @param limit    its permits
+     * @param lastSeen when a script reply last showed it, ISO-8601
+     */
+    public record OtherLimitDescriptor(int limit, String lastSeen) {
     }
 
     /**

@@ -3,42 +3,51 @@ package io.github.redissemaphore.aspect;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreException;
 
+import java.lang.reflect.Method;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
+
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.ReactiveAdapterRegistry;
 
 /**
  * Plain results: waits for the permit on the caller's thread, runs the method and gives the
  * permit back when it returns or throws. Reentrant per thread and semaphore. Asynchronous types
- * are left to the other guards.
+ * are left to the other guards, and refused when none of them is there for one.
  */
 final class BlockingGuard implements ResultGuard {
 
-    /** By name: Reactive Streams may be absent. */
-    private static final String PUBLISHER = "org.reactivestreams.Publisher";
+    /** By name: Reactive Streams and Kotlin may be absent, and then the registry knows nothing. */
+    private static final Set<String> COMPLETE_LATER = Set.of("org.reactivestreams.Publisher",
+            "kotlinx.coroutines.flow.Flow", "kotlinx.coroutines.Deferred");
 
     private final ThreadHolds holds = new ThreadHolds();
 
     /**
-     * Every type but those that complete later: holding the permit only until such a result is
-     * returned would not limit the work it stands for.
+     * Every method but those whose result completes later: holding the permit only until such a
+     * result is returned would not limit the work it stands for.
      */
     @Override
-    public boolean supports(Class<?> returnType) {
-        return !Future.class.isAssignableFrom(returnType) && !CompletionStage.class.isAssignableFrom(returnType)
-                && !isPublisher(returnType);
+    public boolean supports(Method method) {
+        Class<?> type = method.getReturnType();
+        return !KotlinDetector.isSuspendingFunction(method) && !Future.class.isAssignableFrom(type)
+                && !CompletionStage.class.isAssignableFrom(type) && !Flow.Publisher.class.isAssignableFrom(type)
+                && !completesLater(type) && ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) == null;
     }
 
-    private static boolean isPublisher(Class<?> type) {
-        if (type.getName().equals(PUBLISHER)) {
+    private static boolean completesLater(Class<?> type) {
+        if (COMPLETE_LATER.contains(type.getName())) {
             return true;
         }
         for (Class<?> supertype : type.getInterfaces()) {
-            if (isPublisher(supertype)) {
+            if (completesLater(supertype)) {
                 return true;
             }
         }
-        return type.getSuperclass() != null && isPublisher(type.getSuperclass());
+        return type.getSuperclass() != null && completesLater(type.getSuperclass());
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.github.redissemaphore.aspect;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 
+import java.lang.reflect.Method;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
@@ -23,7 +24,8 @@ final class CompletionStageGuard implements ResultGuard {
     }
 
     @Override
-    public boolean supports(Class<?> returnType) {
+    public boolean supports(Method method) {
+        Class<?> returnType = method.getReturnType();
         // only types a CompletableFuture can stand in for
         return CompletionStage.class.isAssignableFrom(returnType)
                 && returnType.isAssignableFrom(CompletableFuture.class);

@@ -4,9 +4,8 @@ import io.github.redissemaphore.annotation.DistributedSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 
 import java.lang.reflect.Method;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
@@ -15,28 +14,34 @@ import org.aspectj.lang.reflect.MethodSignature;
 import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.PropertyResolver;
-import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Runs methods annotated with {@link DistributedSemaphore} (or public methods of an annotated
  * class; an annotation on the method wins) under a permit of the semaphore it names: the permit
  * is taken before the method and given back after it, also when it throws. For
  * {@code CompletionStage}/{@code CompletableFuture} results the permit is taken without blocking
- * and held until the stage completes; for Reactor {@code Mono}/{@code Flux} results (when Reactor
- * is on the class path) each subscription takes one and holds it until complete, error or cancel.
+ * and held until the stage completes; for Reactor {@code Mono}/{@code Flux} results, Kotlin
+ * {@code suspend} functions and {@code Flow}, and every type Spring's {@code ReactiveAdapterRegistry}
+ * adapts, such as RxJava's (when Reactor is on the class path), each subscription takes one and
+ * holds it until complete, error or cancel. A result that completes later but that no guard can
+ * hold for is refused on the first call, never run unguarded.
  * A blocking call nested in another on the same thread and semaphore takes no second permit.
  *
  * <p>Its {@linkplain #getOrder() order} decides what it wraps: by default it runs around
  * {@code @Transactional}, so no connection or transaction is held while waiting for a permit and
  * the transaction has committed before the permit goes back.
+ *
+ * <p>Spring asks for the order while it sorts the advice of the first bean it proxies, long before
+ * the application runs: so creating the aspect must not create anything else. Give it its
+ * registry as a {@link Supplier} (the auto-configuration does): the registry, and the
+ * configuration it is built from, then come into existence in their own turn, and a wrong
+ * property is reported as such instead of as a failure to sort advice.
  */
 @Aspect
 public class DistributedSemaphoreAspect implements Ordered {
 
-    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Flux",
-            DistributedSemaphoreAspect.class.getClassLoader());
-
-    private final SemaphoreRegistry registry;
+    private final Supplier<SemaphoreRegistry> registry;
     private final SemaphoreOperations operations;
     private final int order;
 
@@ -49,16 +54,22 @@ public class DistributedSemaphoreAspect implements Ordered {
      */
     public DistributedSemaphoreAspect(SemaphoreRegistry registry, PropertyResolver placeholders,
                                       Executor asyncExecutor, int order) {
-        this.registry = registry;
+        this(() -> registry, placeholders, asyncExecutor, order);
+    }
+
+    /**
+     * @param registry      gives the semaphores, asked once, on the first guarded call
+     * @param placeholders  resolves {@code ${...}} in semaphore names, usually the Environment
+     * @param asyncExecutor runs asynchronous methods whose permit came after a wait, so they never
+     *                      run on the library's own threads
+     * @param order         the advice order, see {@link #getOrder()}
+     */
+    public DistributedSemaphoreAspect(Supplier<SemaphoreRegistry> registry, PropertyResolver placeholders,
+                                      Executor asyncExecutor, int order) {
+        this.registry = SingletonSupplier.of(registry);
         this.order = order;
-        AsyncAcquisition acquisition = new AsyncAcquisition(asyncExecutor);
-        List<ResultGuard> guards = new ArrayList<>();
-        guards.add(new CompletionStageGuard(acquisition));
-        if (REACTOR_PRESENT) {
-            guards.add(new ReactorGuard(acquisition));
-        }
-        guards.add(new BlockingGuard());
-        this.operations = new SemaphoreOperations(registry, placeholders, guards);
+        this.operations = new SemaphoreOperations(this.registry, placeholders,
+                ResultGuards.available(new AsyncAcquisition(asyncExecutor)));
     }
 
     /** Guards one call. */
@@ -71,7 +82,7 @@ public class DistributedSemaphoreAspect implements Ordered {
         if (operation == null) {
             return joinPoint.proceed();
         }
-        return operation.invoke(registry, target, joinPoint.getArgs(), joinPoint::proceed);
+        return operation.invoke(registry.get(), target, joinPoint.getArgs(), joinPoint::proceed);
     }
 
     /**

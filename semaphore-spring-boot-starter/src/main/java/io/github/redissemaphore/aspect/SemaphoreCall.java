@@ -3,13 +3,16 @@ package io.github.redissemaphore.aspect;
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 
 /**
  * One call of a guarded method: the semaphore it needs, how much of it and for how long to wait,
  * and how to go on (the method) or give up (the fallback, else the rejection).
+ *
+ * @param method the guarded method as declared on the target class
  */
-record SemaphoreCall(RedisSemaphore semaphore, int permits, Duration waitTime, Invocation invocation,
+record SemaphoreCall(RedisSemaphore semaphore, int permits, Duration waitTime, Method method, Invocation invocation,
                      FallbackMethod fallback, Object target, Object[] args) {
 
     /** Runs the guarded method. */

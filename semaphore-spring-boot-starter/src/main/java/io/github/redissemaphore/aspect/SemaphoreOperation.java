@@ -44,20 +44,23 @@ final class SemaphoreOperation {
 
     /** Runs one call of the method under this operation's semaphore. */
     Object invoke(SemaphoreRegistry registry, Object target, Object[] args, Invocation invocation) throws Throwable {
-        RedisSemaphore semaphore = registry.semaphore(semaphoreName(args), settings);
-        return guard.guard(new SemaphoreCall(semaphore, permits, waitTime, invocation, fallback, target, args));
+        return guard.guard(new SemaphoreCall(semaphore(registry, args), permits, waitTime, method, invocation, fallback,
+                target, args));
     }
 
-    /** @return {@code value}, or {@code value:key} with the key evaluated over the arguments */
-    String semaphoreName(Object[] args) {
+    /**
+     * @return semaphore {@code value}, or the keyed semaphore {@code value:key} with the key
+     *         evaluated over the arguments: the registry then knows {@code value} as its base name
+     */
+    private RedisSemaphore semaphore(SemaphoreRegistry registry, Object[] args) {
         if (key == null) {
-            return name;
+            return registry.semaphore(name, settings);
         }
         Object value = key.getValue(new MethodBasedEvaluationContext(null, method, args, PARAMETER_NAMES));
         if (value == null) {
             throw new IllegalArgumentException("key '" + key.getExpressionString() + "' of @DistributedSemaphore on "
                     + SemaphoreOperations.describe(method) + " evaluated to null");
         }
-        return name + ":" + value;
+        return registry.semaphore(name, value.toString(), settings);
     }
 }

@@ -12,10 +12,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.PropertyResolver;
@@ -33,7 +35,7 @@ final class SemaphoreOperations {
 
     private static final SpelExpressionParser PARSER = new SpelExpressionParser();
 
-    private final SemaphoreRegistry registry;
+    private final Supplier<SemaphoreRegistry> registry;
     private final PropertyResolver placeholders;
     private final List<ResultGuard> guards;
     private final Map<MethodClassKey, Optional<SemaphoreOperation>> cache = new ConcurrentHashMap<>();
@@ -41,7 +43,7 @@ final class SemaphoreOperations {
     /**
      * @param guards tried in order, the first that supports a return type guards it
      */
-    SemaphoreOperations(SemaphoreRegistry registry, PropertyResolver placeholders, List<ResultGuard> guards) {
+    SemaphoreOperations(Supplier<SemaphoreRegistry> registry, PropertyResolver placeholders, List<ResultGuard> guards) {
         this.registry = registry;
         this.placeholders = placeholders;
         this.guards = List.copyOf(guards);
@@ -64,7 +66,7 @@ final class SemaphoreOperations {
             return null;
         }
         String name = name(annotation, method);
-        SemaphoreSettings settings = registry.settingsOf(name);
+        SemaphoreSettings settings = registry.get().settingsOf(name);
         int permits = annotation.permits();
         try {
             settings.checkRequest(permits);
@@ -125,14 +127,15 @@ final class SemaphoreOperations {
     }
 
     private ResultGuard guard(Method method) {
-        Class<?> returnType = method.getReturnType();
         for (ResultGuard guard : guards) {
-            if (guard.supports(returnType)) {
+            if (guard.supports(method)) {
                 return guard;
             }
         }
-        throw invalid(method, "value", "cannot hold a permit until a " + returnType.getName()
-                + " completes; return a CompletableFuture, CompletionStage, Mono or Flux, or a plain value");
+        String result = KotlinDetector.isSuspendingFunction(method) ? "suspend function"
+                : method.getReturnType().getName();
+        throw invalid(method, "value", "cannot hold a permit until a " + result + " completes; "
+                + ResultGuards.SUPPORTED);
     }
 
     private static IllegalArgumentException invalid(Method method, String attribute, String problem) {

@@ -4,27 +4,33 @@ import io.github.redissemaphore.aspect.DistributedSemaphoreAspect;
 import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
+import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
+import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
 import io.github.redissemaphore.core.redis.SemaphoreScripts;
 
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 
+import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.scheduling.TaskScheduler;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Auto-configures distributed semaphores on the application's {@link RedisConnectionFactory}: the
@@ -46,7 +52,7 @@ import org.springframework.scheduling.TaskScheduler;
 @AutoConfiguration(after = DataRedisAutoConfiguration.class)
 @ConditionalOnClass({SemaphoreRegistry.class, RedisConnectionFactory.class})
 @ConditionalOnSingleCandidate(RedisConnectionFactory.class)
-@ConditionalOnBooleanProperty(name = "distributed-semaphore.enabled", matchIfMissing = true)
+@Conditional(OnEnabledCondition.class)
 @EnableConfigurationProperties(DistributedSemaphoreProperties.class)
 @SuppressWarnings("rawtypes")
 public final class DistributedSemaphoreAutoConfiguration {
@@ -88,20 +94,36 @@ public final class DistributedSemaphoreAutoConfiguration {
     }
 
     @Bean
+    @ConditionalOnMissingBean(name = "semaphoreLeaseScript")
+    public RedisScript<List> semaphoreLeaseScript() {
+        return SemaphoreScripts.script("lease");
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "semaphoreOverrideScript")
+    public RedisScript<List> semaphoreOverrideScript() {
+        return SemaphoreScripts.script("override");
+    }
+
+    @Bean
     @ConditionalOnMissingBean
     public SemaphoreScripts semaphoreScripts(@Qualifier("semaphoreAcquireScript") RedisScript<List> acquire,
                                              @Qualifier("semaphoreReleaseScript") RedisScript<List> release,
                                              @Qualifier("semaphoreRenewScript") RedisScript<List> renew,
                                              @Qualifier("semaphoreCancelScript") RedisScript<List> cancel,
-                                             @Qualifier("semaphoreStateScript") RedisScript<List> state) {
-        return new SemaphoreScripts(acquire, release, renew, cancel, state);
+                                             @Qualifier("semaphoreStateScript") RedisScript<List> state,
+                                             @Qualifier("semaphoreLeaseScript") RedisScript<List> lease,
+                                             @Qualifier("semaphoreOverrideScript") RedisScript<List> override) {
+        return new SemaphoreScripts(acquire, release, renew, cancel, state, lease, override);
     }
 
     /**
      * The registry, started (its inbox subscribed) when created. Declared as
      * {@link SemaphoreRegistry} so that any registry of the application's own replaces it; the
      * instance is a {@link DefaultSemaphoreRegistry}, whose {@code SmartLifecycle} the context
-     * drives.
+     * drives. Its acquisitions and leases are observed in the application's
+     * {@link ObservationRegistry}, if it has one, with the conventions of its
+     * {@link SemaphoreObservationConvention} and {@link SemaphoreHoldObservationConvention} beans.
      */
     @Bean
     @ConditionalOnMissingBean(SemaphoreRegistry.class)
@@ -109,7 +131,11 @@ public final class DistributedSemaphoreAutoConfiguration {
                                                DistributedSemaphoreProperties properties, SemaphoreScripts scripts,
                                                ObjectProvider<SemaphoreListener> listeners,
                                                @Qualifier(TASK_SCHEDULER_BEAN_NAME)
-                                               ObjectProvider<TaskScheduler> taskScheduler) {
+                                               ObjectProvider<TaskScheduler> taskScheduler,
+                                               ObjectProvider<ObservationRegistry> observationRegistry,
+                                               ObjectProvider<SemaphoreObservationConvention> observationConvention,
+                                               ObjectProvider<SemaphoreHoldObservationConvention>
+                                                       holdObservationConvention) {
         SemaphoreRegistry.Builder builder = SemaphoreRegistry.builder(connectionFactory)
                 .keyPrefix(properties.keyPrefix())
                 .defaults(properties.defaults().toSettings())
@@ -119,22 +145,48 @@ public final class DistributedSemaphoreAutoConfiguration {
         properties.configuredSettings().forEach(builder::configure);
         listeners.orderedStream().forEach(builder::listener);
         taskScheduler.ifAvailable(builder::taskScheduler);
+        observationRegistry.ifUnique(builder::observationRegistry);
+        observationConvention.ifUnique(builder::observationConvention);
+        holdObservationConvention.ifUnique(builder::holdObservationConvention);
         return builder.build();
     }
 
-    /** The aspect, when AspectJ's weaver (for {@code @Aspect} support) is on the class path. */
+    /**
+     * The aspect, when AspectJ's weaver (for {@code @Aspect} support) is on the class path. Spring
+     * creates it while it sorts the advice of the first bean it proxies, to ask for its order: so
+     * it gets its registry and executor lazily, and its order straight from the environment, and
+     * nothing else is created that early. Were the registry created here, a wrong property would
+     * surface as "Advisor sorting failed", a false hint, instead of as the property it is.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.aspectj.weaver.Advice")
     static class AspectConfiguration {
 
+        private static final String ASPECT_ORDER = DistributedSemaphoreProperties.PREFIX + ".aspect-order";
+
         @Bean
         @ConditionalOnMissingBean
-        DistributedSemaphoreAspect distributedSemaphoreAspect(SemaphoreRegistry registry, Environment environment,
-                                                              DistributedSemaphoreProperties properties,
+        DistributedSemaphoreAspect distributedSemaphoreAspect(ObjectProvider<SemaphoreRegistry> registry,
+                                                              Environment environment,
                                                               @Qualifier(APPLICATION_TASK_EXECUTOR_BEAN_NAME)
                                                               ObjectProvider<Executor> executor) {
-            return new DistributedSemaphoreAspect(registry, environment,
-                    executor.getIfAvailable(ForkJoinPool::commonPool), properties.aspectOrder());
+            SingletonSupplier<Executor> asyncExecutor =
+                    SingletonSupplier.of(() -> executor.getIfAvailable(ForkJoinPool::commonPool));
+            return new DistributedSemaphoreAspect(registry::getObject, environment,
+                    command -> asyncExecutor.obtain().execute(command), aspectOrder(environment));
+        }
+
+        /**
+         * A value that is not a number falls back to the default here: binding
+         * {@link DistributedSemaphoreProperties} reports it a moment later, with the others.
+         */
+        private static int aspectOrder(Environment environment) {
+            try {
+                return Binder.get(environment).bind(ASPECT_ORDER, Integer.class)
+                        .orElse(DistributedSemaphoreProperties.DEFAULT_ASPECT_ORDER);
+            } catch (BindException e) {
+                return DistributedSemaphoreProperties.DEFAULT_ASPECT_ORDER;
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.github.redissemaphore.autoconfigure;
 
+import io.github.redissemaphore.actuate.LimitRequestCheck;
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 
@@ -10,20 +11,20 @@ import org.springframework.boot.actuate.autoconfigure.endpoint.condition.Conditi
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 
 /**
  * The {@link SemaphoresEndpoint} when Spring Boot Actuator is present and the endpoint is
- * available (its access not {@code none} and it is exposed). Read-only by default; see the
- * endpoint for how to allow forced releases.
+ * available (its access not {@code none} and it is exposed), with the {@link LimitRequestCheck} of
+ * its write operation. Read-only by default; see the endpoint for how to allow forced releases.
  */
 @AutoConfiguration(after = DistributedSemaphoreAutoConfiguration.class)
 @ConditionalOnClass({Endpoint.class, ConditionalOnAvailableEndpoint.class, SemaphoreRegistry.class})
 @ConditionalOnBean(SemaphoreRegistry.class)
-@ConditionalOnBooleanProperty(name = "distributed-semaphore.enabled", matchIfMissing = true)
+@Conditional(OnEnabledCondition.class)
 @ConditionalOnAvailableEndpoint(SemaphoresEndpoint.class)
 public final class DistributedSemaphoreEndpointAutoConfiguration {
 
@@ -33,5 +34,12 @@ public final class DistributedSemaphoreEndpointAutoConfiguration {
                                                  ObjectProvider<DistributedSemaphoreProperties> properties) {
         DistributedSemaphoreProperties configured = properties.getIfAvailable();
         return new SemaphoresEndpoint(registry, configured == null ? Set.of() : configured.semaphores().keySet());
+    }
+
+    /** The write operation's {@code "limit"} key is required: a request without it must not clear the limit. */
+    @Bean
+    @ConditionalOnMissingBean
+    public LimitRequestCheck semaphoresLimitRequestCheck() {
+        return new LimitRequestCheck();
     }
 }

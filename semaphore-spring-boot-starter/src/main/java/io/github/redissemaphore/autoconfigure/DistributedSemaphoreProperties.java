@@ -39,23 +39,33 @@ import org.springframework.validation.annotation.Validated;
  *                        at least twice "waiter-tick".
  * @param waiterTick      How often a JVM with waiting callers refreshes their heartbeats and
  *                        catches grants whose message was lost. 50ms to 1h.
+ * @param metrics         The semaphores' Micrometer meters.
  */
-@ConfigurationProperties("distributed-semaphore")
+@ConfigurationProperties(DistributedSemaphoreProperties.PREFIX)
 @Validated
+@HeartbeatOutlastsTicks
 public record DistributedSemaphoreProperties(
         @DefaultValue("true") boolean enabled,
         @DefaultValue("semaphore") @SemaphoreName String keyPrefix,
         @DefaultValue @Valid Defaults defaults,
         Map<@SemaphoreName String, @Valid Semaphore> semaphores,
-        @DefaultValue("" + (Ordered.LOWEST_PRECEDENCE - 1)) int aspectOrder,
+        @DefaultValue("" + DEFAULT_ASPECT_ORDER) int aspectOrder,
         @DefaultValue("5s") @DurationMin(seconds = 1, message = BETWEEN_1S_AND_1H)
         @DurationMax(hours = 1, message = BETWEEN_1S_AND_1H) Duration waiterHeartbeat,
         @DefaultValue("1s") @DurationMin(millis = 50, message = BETWEEN_50MS_AND_1H)
-        @DurationMax(hours = 1, message = BETWEEN_50MS_AND_1H) Duration waiterTick) {
+        @DurationMax(hours = 1, message = BETWEEN_50MS_AND_1H) Duration waiterTick,
+        @DefaultValue @Valid Metrics metrics) {
+
+    /** Where the properties live. */
+    static final String PREFIX = "distributed-semaphore";
+
+    /** Read on its own before the rest is bound, see {@code DistributedSemaphoreAutoConfiguration}. */
+    static final int DEFAULT_ASPECT_ORDER = Ordered.LOWEST_PRECEDENCE - 1;
 
     // One message per range, so whichever end is crossed, the message names both.
     private static final String LEASE_RANGE = "must be between 100ms and 24h";
     private static final String WAIT_RANGE = "must be between 0 and 24h";
+    private static final String REPLICATION_RANGE = "must be between 1ms and 1m";
     private static final String BETWEEN_1S_AND_1H = "must be between 1s and 1h";
     private static final String BETWEEN_50MS_AND_1H = "must be between 50ms and 1h";
 
@@ -72,6 +82,17 @@ public record DistributedSemaphoreProperties(
     }
 
     /**
+     * The semaphores' Micrometer meters. Bound like every other property, so a value that is not
+     * true or false (say {@code flase}) stops the start-up instead of switching the meters off.
+     *
+     * @param enabled Whether to publish the semaphores' meters (semaphore.*), including the timers
+     *                an observation meter handler makes of the semaphore.acquire and semaphore.hold
+     *                observations. Their spans stay.
+     */
+    public record Metrics(@DefaultValue("true") boolean enabled) {
+    }
+
+    /**
      * Settings of every semaphore not configured by name.
      *
      * @param permits   How many permits a semaphore has, fleet-wide. 1 to 1000000.
@@ -83,6 +104,10 @@ public record DistributedSemaphoreProperties(
      *                  takes a free permit even while others wait: more throughput, no order.
      * @param autoRenew Whether held permits are renewed every lease-time/3 for as long as they are
      *                  held.
+     * @param replicas  How many replicas must acknowledge a grant (Redis WAIT) before the caller
+     *                  gets it; a grant they do not acknowledge in time is given back and the
+     *                  call fails. 0 (wait for none) to 100.
+     * @param replicationTimeout How long a grant waits for those replicas. 1ms to 1m.
      */
     public record Defaults(
             @DefaultValue("1") @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) int permits,
@@ -91,11 +116,14 @@ public record DistributedSemaphoreProperties(
             @DefaultValue("0s") @DurationMin(millis = 0, message = WAIT_RANGE)
             @DurationMax(hours = 24, message = WAIT_RANGE) Duration waitTime,
             @DefaultValue("true") boolean fair,
-            @DefaultValue("true") boolean autoRenew) {
+            @DefaultValue("true") boolean autoRenew,
+            @DefaultValue("0") @Range(min = 0, max = SemaphoreSettings.MAX_REPLICAS) int replicas,
+            @DefaultValue("100ms") @DurationMin(millis = 1, message = REPLICATION_RANGE)
+            @DurationMax(minutes = 1, message = REPLICATION_RANGE) Duration replicationTimeout) {
 
         /** @return these values as core settings */
         public SemaphoreSettings toSettings() {
-            return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew);
+            return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
         }
     }
 
@@ -107,6 +135,8 @@ public record DistributedSemaphoreProperties(
      * @param waitTime  How long a caller waits for a permit before it is rejected. 0 to 24h.
      * @param fair      Whether callers are served strictly in arrival order.
      * @param autoRenew Whether held permits are renewed for as long as they are held.
+     * @param replicas  How many replicas must acknowledge a grant before the caller gets it. 0 to 100.
+     * @param replicationTimeout How long a grant waits for those replicas. 1ms to 1m.
      */
     public record Semaphore(
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer permits,
@@ -115,7 +145,10 @@ public record DistributedSemaphoreProperties(
             @DurationMin(millis = 0, message = WAIT_RANGE) @DurationMax(hours = 24, message = WAIT_RANGE)
             Duration waitTime,
             Boolean fair,
-            Boolean autoRenew) {
+            Boolean autoRenew,
+            @Range(min = 0, max = SemaphoreSettings.MAX_REPLICAS) Integer replicas,
+            @DurationMin(millis = 1, message = REPLICATION_RANGE) @DurationMax(minutes = 1, message = REPLICATION_RANGE)
+            Duration replicationTimeout) {
 
         /** @return the settings of this semaphore, values left out taken from {@code defaults} */
         public SemaphoreSettings toSettings(SemaphoreSettings defaults) {
@@ -124,7 +157,9 @@ public record DistributedSemaphoreProperties(
                     leaseTime != null ? leaseTime : defaults.leaseTime(),
                     waitTime != null ? waitTime : defaults.waitTime(),
                     fair != null ? fair : defaults.fair(),
-                    autoRenew != null ? autoRenew : defaults.autoRenew());
+                    autoRenew != null ? autoRenew : defaults.autoRenew(),
+                    replicas != null ? replicas : defaults.replicas(),
+                    replicationTimeout != null ? replicationTimeout : defaults.replicationTimeout());
         }
     }
 }

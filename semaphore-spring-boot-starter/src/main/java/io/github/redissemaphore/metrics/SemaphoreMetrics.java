@@ -8,11 +8,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import java.util.function.ToIntFunction;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.LongTaskTimer;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -23,18 +29,24 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * that is from figures the Redis scripts return anyway: metrics cost no Redis call.
  *
  * <ul>
- * <li>{@value #ACQUIRE} timer, tag {@code outcome} = acquired | rejected | error: how long
- *     acquisitions took, waiting included;</li>
+ * <li>{@value #ACQUIRE} timer, tag {@code outcome} = acquired | rejected | error | cancelled: how
+ *     long acquisitions took, waiting included; for each semaphore whose acquisitions no
+ *     observation meter handler times (where one does, it makes this timer from the
+ *     {@code semaphore.acquire} observation instead, so there is exactly one);</li>
  * <li>{@value #ACTIVE} long-task timer: permits this JVM holds now, and for how long;</li>
  * <li>{@value #AVAILABLE}, {@value #LIMIT}, {@value #WAITERS} gauges: the semaphore fleet-wide as
- *     last reported by Redis to this JVM;</li>
+ *     last reported by Redis to this JVM (NaN until the first report);</li>
  * <li>{@value #LEASE_LOST} counter: permits found lost while held (expired, force-released);</li>
  * <li>{@value #LEASE_RENEWALS} counter: leases extended by renewal.</li>
  * </ul>
  *
- * Register it with the semaphore registry as a listener, and bind it to the meter registry (Spring
- * Boot does it for every {@link MeterBinder} bean). Events before binding update the gauges'
- * figures but are otherwise not counted.
+ * Every meter of a semaphore exists from the first event of that semaphore on (the counters at
+ * 0, so an alert on them has a series to read), and goes when the registry forgets the semaphore
+ * ({@link #semaphoreForgotten}) while this JVM holds nothing on it.
+ *
+ * <p>Register it with the semaphore registry as a listener, and bind it to the meter registry
+ * (Spring Boot does it for every {@link MeterBinder} bean). Events before binding update the
+ * gauges' figures but are otherwise not counted.
  */
 public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
 
@@ -46,131 +58,250 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     public static final String LEASE_LOST = "semaphore.lease.lost";
     public static final String LEASE_RENEWALS = "semaphore.lease.renewals";
 
-    private static final String NAME = "name";
-
+    /** Semaphore name -> whether an observation meter handler times its acquisitions (so they are not timed here). */
+    private final Predicate<String> timedByObservations;
     private volatile MeterRegistry meterRegistry;
-    /** The last figures Redis reported per semaphore: what the gauges read. */
-    private final Map<String, Usage> usage = new ConcurrentHashMap<>();
+    /** The meters of each semaphore, from its first event until it is forgotten. */
+    private final Map<String, SemaphoreMeters> semaphores = new ConcurrentHashMap<>();
     /** One sample per permit of each lease this JVM holds, by permit id. */
-    private final Map<String, List<LongTaskTimer.Sample>> active = new ConcurrentHashMap<>();
+    private final Map<String, Holding> active = new ConcurrentHashMap<>();
+    /**
+     * Guards changes of {@link #semaphores}, binding, the leases counted as held and their
+     * samples, so meters are never removed under a lease that is still being timed. A lock, not
+     * a monitor, as everywhere in the library: it may be taken on a caller's virtual thread.
+     */
+    private final ReentrantLock lock = new ReentrantLock();
+
+    /** Metrics that also time acquisitions ({@value #ACQUIRE}), for semaphores that are not observed. */
+    public SemaphoreMetrics() {
+        this(true);
+    }
+
+    /**
+     * @param timeAcquisitions whether to make the {@value #ACQUIRE} timer: false when an
+     *                         observation meter handler makes it from the {@code semaphore.acquire}
+     *                         observation of every semaphore, so it is not made twice
+     */
+    public SemaphoreMetrics(boolean timeAcquisitions) {
+        this(semaphore -> !timeAcquisitions);
+    }
+
+    /**
+     * @param timedByObservations whether an observation meter handler times the acquisitions of the
+     *                            semaphore of that name (from its {@code semaphore.acquire}
+     *                            observation), so they are not timed here; asked once per semaphore,
+     *                            at its first acquisition (again if it is forgotten and used anew),
+     *                            e.g. {@code DefaultSemaphoreRegistry.observesAcquisitions}
+     */
+    public SemaphoreMetrics(Predicate<String> timedByObservations) {
+        this.timedByObservations = Objects.requireNonNull(timedByObservations, "timedByObservations");
+    }
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        synchronized (usage) {
+        locked(() -> {
             this.meterRegistry = registry;
-            usage.forEach((name, figures) -> registerGauges(registry, name, figures));
-        }
+            semaphores.values().forEach(meters -> meters.register(registry));
+            return null;
+        });
     }
 
     @Override
     public void acquisitionEnded(String semaphore, int permits, Outcome outcome, Duration elapsed) {
+        SemaphoreMeters meters = meters(semaphore);
         MeterRegistry registry = meterRegistry;
-        if (registry != null) {
-            Timer.builder(ACQUIRE)
-                    .description("Time to acquire permits of a distributed semaphore, waiting included")
-                    .tag(NAME, semaphore)
-                    .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
-                    .register(registry)
-                    .record(elapsed);
+        if (registry != null && meters.timedHere(timedByObservations)) {
+            meters.acquireTimer(registry, outcome.name().toLowerCase(Locale.ROOT)).record(elapsed);
         }
     }
 
     @Override
     public void permitHeld(Permit permit) {
-        MeterRegistry registry = meterRegistry;
-        if (registry != null) {
-            LongTaskTimer timer = LongTaskTimer.builder(ACTIVE)
-                    .description("Permits of a distributed semaphore held by this JVM")
-                    .tag(NAME, permit.semaphoreName())
-                    .register(registry);
-            List<LongTaskTimer.Sample> samples = new ArrayList<>(permit.count());
-            for (int i = 0; i < permit.count(); i++) {
-                samples.add(timer.start());
-            }
-            active.put(permit.id(), samples);
-        }
+        locked(() -> {
+            SemaphoreMeters meters = meters(permit.semaphoreName());
+            Holding holding = new Holding(meters, new ArrayList<>(permit.count()));
+            holding.timeUpTo(permit.count());
+            meters.leasesHeld++;
+            active.put(permit.id(), holding);
+            return null;
+        });
     }
 
     @Override
     public void permitEnded(Permit permit) {
-        List<LongTaskTimer.Sample> samples = active.remove(permit.id());
-        if (samples != null) {
-            samples.forEach(LongTaskTimer.Sample::stop);
-        }
+        locked(() -> {
+            Holding holding = active.remove(permit.id());
+            if (holding != null) {
+                holding.timeUpTo(0);
+                holding.meters().leasesHeld--;
+            }
+            return null;
+        });
+    }
+
+    /** Part of the lease was given back: only the permits given back stop being timed. */
+    @Override
+    public void permitCountChanged(Permit permit) {
+        locked(() -> {
+            Holding holding = active.get(permit.id());
+            if (holding != null) {
+                holding.timeUpTo(permit.count());
+            }
+            return null;
+        });
     }
 
     @Override
     public void leaseLost(Permit permit) {
-        count(LEASE_LOST, "Permits of a distributed semaphore found lost while held", permit.semaphoreName(), 1);
+        Counter lost = meters(permit.semaphoreName()).lost;
+        if (lost != null) {
+            lost.increment();
+        }
     }
 
     @Override
     public void leasesRenewed(String semaphore, int leases) {
-        count(LEASE_RENEWALS, "Leases of a distributed semaphore extended by renewal", semaphore, leases);
+        Counter renewals = meters(semaphore).renewals;
+        if (renewals != null) {
+            renewals.increment(leases);
+        }
     }
 
     @Override
     public void usageReported(String semaphore, int limit, int used, int waiters) {
-        Usage figures = usage.get(semaphore);
-        if (figures == null) {
-            synchronized (usage) {
-                // Checked again under the lock: only the thread that creates the figures registers gauges.
-                figures = usage.get(semaphore);
-                if (figures == null) {
-                    figures = new Usage();
-                    usage.put(semaphore, figures);
-                    MeterRegistry registry = meterRegistry;
-                    if (registry != null) {
-                        registerGauges(registry, semaphore, figures);
-                    }
+        meters(semaphore).figures = new Figures(limit, used, waiters);
+    }
+
+    /** Removes the semaphore's meters, unless this JVM holds a lease on a semaphore of that name again. */
+    @Override
+    public void semaphoreForgotten(String semaphore) {
+        locked(() -> {
+            SemaphoreMeters meters = semaphores.get(semaphore);
+            if (meters != null && meters.leasesHeld == 0) {
+                semaphores.remove(semaphore);
+                MeterRegistry registry = meterRegistry;
+                if (registry != null) {
+                    meters.remove(registry);
                 }
             }
-        }
-        figures.update(limit, used, waiters);
+            return null;
+        });
     }
 
-    private void count(String meter, String description, String semaphore, int amount) {
-        MeterRegistry registry = meterRegistry;
-        if (registry != null) {
-            Counter.builder(meter).description(description).tag(NAME, semaphore).register(registry).increment(amount);
+    private SemaphoreMeters meters(String semaphore) {
+        SemaphoreMeters meters = semaphores.get(semaphore);
+        if (meters != null) {
+            return meters;
+        }
+        return locked(() -> semaphores.computeIfAbsent(semaphore, name -> {
+            SemaphoreMeters created = new SemaphoreMeters(name);
+            MeterRegistry registry = meterRegistry;
+            if (registry != null) {
+                created.register(registry);
+            }
+            return created;
+        }));
+    }
+
+    private <T> T locked(Supplier<T> action) {
+        lock.lock();
+        try {
+            return action.get();
+        } finally {
+            lock.unlock();
         }
     }
 
-    private static void registerGauges(MeterRegistry registry, String semaphore, Usage figures) {
-        Gauge.builder(AVAILABLE, figures, Usage::available)
-                .description("Free permits of a distributed semaphore, as last reported by Redis")
-                .tag(NAME, semaphore).register(registry);
-        Gauge.builder(LIMIT, figures, Usage::limit)
-                .description("Permits of a distributed semaphore, as last reported by Redis")
-                .tag(NAME, semaphore).register(registry);
-        Gauge.builder(WAITERS, figures, Usage::waiters)
-                .description("Callers waiting for a distributed semaphore, fleet-wide, as last reported by Redis")
-                .tag(NAME, semaphore).register(registry);
+    /**
+     * A lease this JVM holds: whose meters count it, and its samples of {@value #ACTIVE}, one per
+     * permit (none when it was taken before the metrics were bound). Changed under the lock.
+     */
+    private record Holding(SemaphoreMeters meters, List<LongTaskTimer.Sample> samples) {
+
+        /** Starts a sample per permit up to {@code permits}, or stops those beyond it. */
+        void timeUpTo(int permits) {
+            LongTaskTimer timer = meters.active;
+            while (timer != null && samples.size() < permits) {
+                samples.add(timer.start());
+            }
+            while (samples.size() > permits) {
+                samples.remove(samples.size() - 1).stop();
+            }
+        }
     }
 
-    /** The last figures of one semaphore, replaced as a whole so a gauge never reads half a report. */
-    private static final class Usage {
+    /** The last figures Redis reported, replaced as a whole so a gauge never reads half a report. */
+    private record Figures(int limit, int used, int waiters) {
+    }
 
-        private record Figures(int limit, int used, int waiters) {
+    /** The meters of one semaphore. */
+    private static final class SemaphoreMeters {
+
+        private static final String NAME = "name";
+
+        private final String name;
+        private final List<Meter> registered = new ArrayList<>();
+        private final Map<String, Timer> acquireTimers = new ConcurrentHashMap<>();
+        /** Null until the first report: the gauges read NaN, not a made-up 0. */
+        private volatile Figures figures;
+        private volatile Counter lost;
+        private volatile Counter renewals;
+        private volatile LongTaskTimer active;
+        /** Guarded by {@link SemaphoreMetrics#lock}. */
+        private int leasesHeld;
+        /** Null until the first acquisition ends; asking twice (a race) gives the same answer. */
+        private volatile Boolean timedHere;
+
+        SemaphoreMeters(String name) {
+            this.name = name;
         }
 
-        private volatile Figures figures = new Figures(0, 0, 0);
-
-        void update(int limit, int used, int waiters) {
-            figures = new Figures(limit, used, waiters);
+        void register(MeterRegistry registry) {
+            registered.add(Gauge.builder(AVAILABLE, this, meters -> meters.read(f -> Math.max(0, f.limit() - f.used())))
+                    .description("Free permits of a distributed semaphore, as last reported by Redis")
+                    .tag(NAME, name).register(registry));
+            registered.add(Gauge.builder(LIMIT, this, meters -> meters.read(Figures::limit))
+                    .description("Permits of a distributed semaphore, as last reported by Redis")
+                    .tag(NAME, name).register(registry));
+            registered.add(Gauge.builder(WAITERS, this, meters -> meters.read(Figures::waiters))
+                    .description("Callers waiting for a distributed semaphore, fleet-wide, as last reported by Redis")
+                    .tag(NAME, name).register(registry));
+            lost = Counter.builder(LEASE_LOST).description("Permits of a distributed semaphore found lost while held")
+                    .tag(NAME, name).register(registry);
+            renewals = Counter.builder(LEASE_RENEWALS)
+                    .description("Leases of a distributed semaphore extended by renewal")
+                    .tag(NAME, name).register(registry);
+            active = LongTaskTimer.builder(ACTIVE).description("Permits of a distributed semaphore held by this JVM")
+                    .tag(NAME, name).register(registry);
+            registered.add(lost);
+            registered.add(renewals);
+            registered.add(active);
         }
 
-        double limit() {
-            return figures.limit();
+        /** @return whether this semaphore's acquisitions are timed here, decided at the first one */
+        boolean timedHere(Predicate<String> timedByObservations) {
+            Boolean decided = timedHere;
+            if (decided == null) {
+                decided = !timedByObservations.test(name);
+                timedHere = decided;
+            }
+            return decided;
         }
 
-        double available() {
+        Timer acquireTimer(MeterRegistry registry, String outcome) {
+            return acquireTimers.computeIfAbsent(outcome, o -> Timer.builder(ACQUIRE)
+                    .description("Time to acquire permits of a distributed semaphore, waiting included")
+                    .tag(NAME, name).tag("outcome", o).register(registry));
+        }
+
+        void remove(MeterRegistry registry) {
+            registered.forEach(registry::remove);
+            acquireTimers.values().forEach(registry::remove);
+        }
+
+        private double read(ToIntFunction<Figures> figure) {
             Figures now = figures;
-            return Math.max(0, now.limit() - now.used());
-        }
-
-        double waiters() {
-            return figures.waiters();
+            return now == null ? Double.NaN : figure.applyAsInt(now);
         }
     }
 }

@@ -1,0 +1,183 @@
+package io.github.redissemaphore.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.boot.context.properties.bind.validation.ValidationErrors;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.origin.Origin;
+import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
+import org.springframework.validation.FieldError;
+import org.springframework.validation.ObjectError;
+
+/**
+ * Turns a property under {@code distributed-semaphore} that cannot be bound or breaks a rule into
+ * a start-up failure report a person can act on: each property named in the dashed form it is
+ * written in ({@code semaphores.reports.lease-time}, not {@code semaphores[reports].leaseTime}),
+ * its value as written ({@code -5s}, not {@code PT-5S}) and where it comes from, why it is wrong,
+ * what it may be, and what to change. Boot's own analyzers report the same failures in the terms
+ * of the Java classes; this one runs before them ({@link #getOrder()}) and leaves every other
+ * failure to them.
+ */
+final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<BindException> implements Ordered {
+
+    private static final String NL = System.lineSeparator();
+
+    private final Environment environment;
+
+    /** @param environment where a value the binder did not keep is looked up; null when there is no context */
+    InvalidPropertiesFailureAnalyzer(Environment environment) {
+        this.environment = environment;
+    }
+
+    @Override
+    protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
+        BindValidationException validation = findCause(cause, BindValidationException.class);
+        List<Problem> problems = validation != null ? problems(validation.getValidationErrors()) : problems(cause);
+        if (problems.isEmpty()) {
+            return null;
+        }
+        StringBuilder description = new StringBuilder("Invalid distributed semaphore configuration:").append(NL);
+        problems.forEach(problem -> description.append(NL).append(problem.describe()));
+        String action = problems.stream().map(Problem::action).distinct().collect(Collectors.joining(NL));
+        return new FailureAnalysis(description.toString(), action, cause);
+    }
+
+    /** Before Boot's analyzers, which have no order and would report the same failure in Java terms. */
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE;
+    }
+
+    /** A value that is not of its property's type, e.g. {@code permits: lots}. */
+    private List<Problem> problems(BindException failure) {
+        SettingDescription setting = SettingDescription.of(failure.getName());
+        if (setting == null) {
+            return List.of();
+        }
+        ConfigurationProperty property = failure.getProperty() != null ? failure.getProperty() : lookUp(failure.getName());
+        String written = property != null ? String.valueOf(property.getValue()) : null;
+        String reason = setting.isGroup() ? "holds settings, not a value"
+                : written != null ? "'" + written + "' is not " + setting.kind() : "is not " + setting.kind();
+        return List.of(Problem.ofValue(setting, quote(written), origin(property), reason, setting.allowed()));
+    }
+
+    /** Values that break a rule, e.g. {@code lease-time: -5s}; all of one group of settings at once. */
+    private List<Problem> problems(ValidationErrors errors) {
+        List<Problem> problems = new ArrayList<>();
+        for (ObjectError error : errors) {
+            ConfigurationPropertyName name = ConfigurationPropertyName.of(error.getObjectName());
+            if (error instanceof FieldError field) {
+                name = name.append(DataObjectPropertyName.toDashedForm(field.getField()));
+            }
+            SettingDescription setting = SettingDescription.of(name);
+            if (setting == null) {
+                return List.of();
+            }
+            problems.add(problem(setting, name, error, errors.getBoundProperties()));
+        }
+        return problems;
+    }
+
+    private Problem problem(SettingDescription setting, ConfigurationPropertyName name, ObjectError error,
+                            Set<ConfigurationProperty> bound) {
+        String reason = error.getDefaultMessage();
+        if (setting.isSemaphoreName()) {
+            // the name itself is wrong; its settings say where it was written
+            Origin origin = bound.stream().filter(property -> name.isAncestorOf(property.getName()))
+                    .map(ConfigurationProperty::getOrigin).findFirst().orElse(null);
+            return Problem.ofName(setting, origin, reason);
+        }
+        ConfigurationProperty property = bound.stream().filter(candidate -> candidate.getName().equals(name))
+                .findFirst().orElseGet(() -> lookUp(name));
+        String value = property != null ? quote(String.valueOf(property.getValue())) : notWritten(setting, error);
+        String allowed = setting.allowed();
+        if (!setting.isConstrainedBy(error.getCode())) {
+            // a rule between properties (waiter-heartbeat and waiter-tick): the range alone is not enough
+            allowed += ", and " + reason.replaceFirst("^must be ", "");
+        }
+        return Problem.ofValue(setting, value, origin(property), reason, allowed);
+    }
+
+    /** A rule between properties can fail on one the user left out: show the value it had. */
+    private static String notWritten(SettingDescription setting, ObjectError error) {
+        if (setting.defaultValue() != null) {
+            return quote(setting.defaultValue()) + " (not set: the default)";
+        }
+        Object rejected = error instanceof FieldError field ? field.getRejectedValue() : null;
+        return rejected instanceof Duration duration ? quote(SettingDescription.format(duration))
+                : rejected == null ? null : quote(rejected.toString());
+    }
+
+    private static String quote(String value) {
+        return value == null ? null : "\"" + value + "\"";
+    }
+
+    private ConfigurationProperty lookUp(ConfigurationPropertyName name) {
+        if (environment == null) {
+            return null;
+        }
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            ConfigurationProperty property = source.getConfigurationProperty(name);
+            if (property != null) {
+                return property;
+            }
+        }
+        return null;
+    }
+
+    private static Origin origin(ConfigurationProperty property) {
+        return property != null ? property.getOrigin() : null;
+    }
+
+    /**
+     * One wrong property: the lines of the description and the line of the action it gets.
+     *
+     * @param value as written, quoted, with a note if it was not written; null if unknown
+     */
+    private record Problem(String property, String value, Origin origin, String reason, String allowed,
+                           String action) {
+
+        static Problem ofValue(SettingDescription setting, String value, Origin origin, String reason,
+                               String allowed) {
+            String removed = setting.whenRemoved();
+            String action = setting.isGroup()
+                    ? "Write each setting as a property of its own: " + setting.group() + "."
+                    : "Set " + setting.property() + " to " + allowed
+                            + (removed != null ? ", or remove it to use " + removed : "") + ".";
+            return new Problem(setting.property(), value, origin, reason, allowed, action);
+        }
+
+        static Problem ofName(SettingDescription setting, Origin origin, String reason) {
+            return new Problem(setting.property(), quote(setting.semaphoreName()), origin, reason, setting.nameRule(),
+                    "Rename the semaphore \"" + setting.semaphoreName() + "\": a semaphore name is "
+                            + setting.nameRule() + ".");
+        }
+
+        String describe() {
+            StringBuilder lines = new StringBuilder();
+            lines.append("    Property: ").append(property).append(NL);
+            if (value != null) {
+                lines.append("    Value: ").append(value).append(NL);
+            }
+            if (origin != null) {
+                lines.append("    Origin: ").append(origin).append(NL);
+            }
+            lines.append("    Reason: ").append(reason).append(NL);
+            lines.append("    Allowed: ").append(allowed).append(NL);
+            return lines.toString();
+        }
+    }
+}
