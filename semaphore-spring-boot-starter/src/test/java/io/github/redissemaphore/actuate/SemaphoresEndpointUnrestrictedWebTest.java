@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT, properties = {
         "management.endpoints.web.exposure.include=semaphores",
         "management.endpoint.semaphores.access=unrestricted",
-        "distributed-semaphore.key-prefix=endpoint-unrestricted"})
+        "distributed-semaphore.key-prefix=${redis.test.key-prefix}:endpoint-unrestricted"})
 class SemaphoresEndpointUnrestrictedWebTest extends EndpointWebTestBase {
 
     @Test

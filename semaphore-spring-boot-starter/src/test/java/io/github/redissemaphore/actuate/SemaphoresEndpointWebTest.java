@@ -20,7 +20,7 @@ import static org.awaitility.Awaitility.await;
 /** The endpoint over HTTP with its default access: read-only. */
 @SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT, properties = {
         "management.endpoints.web.exposure.include=semaphores",
-        "distributed-semaphore.key-prefix=endpoint-read-only",
+        "distributed-semaphore.key-prefix=${redis.test.key-prefix}:endpoint-read-only",
         "distributed-semaphore.semaphores.configured.permits=4"})
 class SemaphoresEndpointWebTest extends EndpointWebTestBase {
 
@@ -43,6 +43,10 @@ class SemaphoresEndpointWebTest extends EndpointWebTestBase {
 
         DocumentContext details = json(get("/actuator/semaphores/endpoint-demo"));
         assertThat(details.<Integer>read("$.used")).isEqualTo(1);
+        assertThat(details.<Integer>read("$.limit")).isEqualTo(1);
+        assertThat(details.<Integer>read("$.configuredLimit")).isEqualTo(1);
+        assertThat(details.<String>read("$.limitSource")).isEqualTo("configured");
+        assertThat(details.<List<?>>read("$.otherConfiguredLimits")).isEmpty();
         assertThat(details.<List<?>>read("$.holders")).hasSize(1);
         assertThat(details.<String>read("$.holders[0].permitId")).matches("[A-Za-z0-9_-]{22}");
         assertThat(details.<Integer>read("$.holders[0].count")).isEqualTo(1);
@@ -78,6 +82,17 @@ class SemaphoresEndpointWebTest extends EndpointWebTestBase {
 
         gate.open();
         assertThat(holder.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+    }
+
+    @Test
+    void settingALimitIsRefusedByDefault() throws Exception {
+        HttpResponse<String> post = EndpointTestApplication.send("POST", port, "/actuator/semaphores/configured",
+                "{\"limit\": 1}");
+
+        assertThat(post.statusCode()).as(post.body()).isEqualTo(405);
+        DocumentContext details = json(get("/actuator/semaphores/configured"));
+        assertThat(details.<Integer>read("$.limit")).isEqualTo(4);
+        assertThat(details.<String>read("$.limitSource")).isEqualTo("configured");
     }
 
     /** The pool thread that holds the permit: its name ends the owner label. */

@@ -1,6 +1,8 @@
 package io.github.redissemaphore.autoconfigure;
 
+import io.github.redissemaphore.actuate.LimitRequestCheck;
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
+import io.github.redissemaphore.actuate.SemaphoresHealthIndicator;
 import io.github.redissemaphore.aspect.DistributedSemaphoreAspect;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.RedisSemaphore;
@@ -65,10 +67,12 @@ class DistributedSemaphoreAutoConfigurationTest {
                     .hasSingleBean(DistributedSemaphoreAspect.class)
                     .hasSingleBean(SemaphoreMetrics.class)
                     .hasSingleBean(SemaphoresEndpoint.class)
+                    .hasSingleBean(LimitRequestCheck.class)
+                    .hasSingleBean(SemaphoresHealthIndicator.class)
                     .hasBean("semaphoreAcquireScript").hasBean("semaphoreReleaseScript")
                     .hasBean("semaphoreRenewScript").hasBean("semaphoreCancelScript")
-                    .hasBean("semaphoreStateScript");
-            assertThat(context.getBeansOfType(RedisScript.class)).hasSize(5);
+                    .hasBean("semaphoreStateScript").hasBean("semaphoreLeaseScript").hasBean("semaphoreOverrideScript");
+            assertThat(context.getBeansOfType(RedisScript.class)).hasSize(7);
             RedisSemaphore semaphore = context.getBean(SemaphoreRegistry.class).semaphore("works");
             try (Permit permit = semaphore.tryAcquire().orElseThrow()) {
                 assertThat(semaphore.state().used()).isEqualTo(1);
@@ -82,26 +86,33 @@ class DistributedSemaphoreAutoConfigurationTest {
         runner.withPropertyValues("distributed-semaphore.defaults.permits=4",
                         "distributed-semaphore.defaults.lease-time=10s",
                         "distributed-semaphore.defaults.fair=false",
+                        "distributed-semaphore.defaults.replicas=2",
                         "distributed-semaphore.semaphores.reports.permits=3",
-                        "distributed-semaphore.semaphores.reports.wait-time=5s")
+                        "distributed-semaphore.semaphores.reports.wait-time=5s",
+                        "distributed-semaphore.semaphores.reports.replication-timeout=250ms")
                 .run(context -> {
                     DefaultSemaphoreRegistry registry = context.getBean(DefaultSemaphoreRegistry.class);
-                    assertThat(registry.settingsOf("anything"))
-                            .isEqualTo(new SemaphoreSettings(4, Duration.ofSeconds(10), Duration.ZERO, false, true));
+                    assertThat(registry.settingsOf("anything")).isEqualTo(new SemaphoreSettings(4,
+                            Duration.ofSeconds(10), Duration.ZERO, false, true, 2, Duration.ofMillis(100)));
                     // left-out values come from the defaults
-                    assertThat(registry.settingsOf("reports")).isEqualTo(
-                            new SemaphoreSettings(3, Duration.ofSeconds(10), Duration.ofSeconds(5), false, true));
+                    assertThat(registry.settingsOf("reports")).isEqualTo(new SemaphoreSettings(3,
+                            Duration.ofSeconds(10), Duration.ofSeconds(5), false, true, 2, Duration.ofMillis(250)));
+                    assertThat(registry.settingsOf("reports").replicas()).isEqualTo(2);
+                    assertThat(registry.settingsOf("reports").replicationTimeout()).isEqualTo(Duration.ofMillis(250));
+                    // reading the state waits for no replica (a grant would: there is none here)
                     assertThat(registry.semaphore("reports").state().limit()).isEqualTo(3);
                 });
     }
 
     @Test
     void theKeyPrefixNamesTheRedisKeys(RedisServer server) {
-        runner.withPropertyValues("distributed-semaphore.key-prefix=shop").run(context -> {
+        String shop = server.keyPrefix() + ":shop";
+        runner.withPropertyValues("distributed-semaphore.key-prefix=" + shop).run(context -> {
             try (Permit permit = context.getBean(SemaphoreRegistry.class).semaphore("orders").tryAcquire()
                     .orElseThrow()) {
-                assertThat(server.keys("shop:{orders}:*")).isNotEmpty();
-                assertThat(server.keys("semaphore:*")).isEmpty();
+                assertThat(server.keys(shop + ":{orders}:*")).isNotEmpty();
+                // not under the prefix the runner set before
+                assertThat(server.keys(server.keyPrefix() + ":{*")).isEmpty();
             }
         });
     }
@@ -109,7 +120,8 @@ class DistributedSemaphoreAutoConfigurationTest {
     @Test
     void anApplicationRegistryReplacesOursAndTheAspectUsesIt(RedisServer server) {
         runner.withBean("myRegistry", SemaphoreRegistry.class,
-                        () -> SemaphoreRegistry.builder(server.connectionFactory()).keyPrefix("mine").build())
+                        () -> SemaphoreRegistry.builder(server.connectionFactory())
+                                .keyPrefix(server.keyPrefix() + ":mine").build())
                 .run(context -> {
                     assertThat(context).hasSingleBean(SemaphoreRegistry.class).hasBean("myRegistry")
                             .doesNotHaveBean("semaphoreRegistry")
@@ -132,7 +144,8 @@ class DistributedSemaphoreAutoConfigurationTest {
     @Test
     void anApplicationAspectMetricsAndEndpointReplaceOurs() {
         runner.withBean("myAspect", DistributedSemaphoreAspect.class,
-                        () -> new DistributedSemaphoreAspect(null, new StandardEnvironment(), Runnable::run, 0))
+                        () -> new DistributedSemaphoreAspect((SemaphoreRegistry) null, new StandardEnvironment(),
+                                Runnable::run, 0))
                 .withBean("myMetrics", SemaphoreMetrics.class, SemaphoreMetrics::new)
                 .withBean("myEndpoint", SemaphoresEndpoint.class, () -> new SemaphoresEndpoint(null, List.of()))
                 .run(context -> assertThat(context).hasNotFailed()

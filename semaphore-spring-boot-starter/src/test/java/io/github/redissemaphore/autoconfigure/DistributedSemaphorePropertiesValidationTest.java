@@ -73,9 +73,10 @@ class DistributedSemaphorePropertiesValidationTest {
         assertThatException().isThrownBy(() -> application.run(
                 "--spring.data.redis.url=redis://127.0.0.1:1",
                 "--distributed-semaphore.semaphores.reports.permits=0"));
-        assertThat(output).contains("Property: distributed-semaphore.semaphores[reports].permits")
+        assertThat(output).contains("Property: distributed-semaphore.semaphores.reports.permits")
                 .contains("Value: \"0\"")
-                .contains("Reason: must be between 1 and 1000000");
+                .contains("Reason: must be between 1 and 1000000")
+                .contains("Allowed: a whole number from 1 to 1000000");
     }
 
     /**

@@ -38,7 +38,8 @@ class GracefulShutdownTest {
 
     @Test
     void closingTheContextWakesWaitersAndGivesEveryPermitBack(RedisServer server) {
-        try (SemaphoreRegistry observer = SemaphoreRegistry.builder(server.connectionFactory()).build()) {
+        try (SemaphoreRegistry observer = SemaphoreRegistry.builder(server.connectionFactory())
+                .keyPrefix(server.keyPrefix()).build()) {
             StarterContexts.on(server)
                     .withPropertyValues("distributed-semaphore.semaphores.shutdown.wait-time=60s")
                     .withBean(Service.class)

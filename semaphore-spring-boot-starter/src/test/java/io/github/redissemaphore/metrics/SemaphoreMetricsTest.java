@@ -1,30 +1,42 @@
 package io.github.redissemaphore.metrics;
 
 import io.github.redissemaphore.annotation.DistributedSemaphore;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
+import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
+import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
 import io.github.redissemaphore.starter.Gate;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -89,7 +101,8 @@ class SemaphoreMetricsTest {
             assertThat(meters.getMeters()).map(meter -> meter.getId().getName())
                     .filteredOn(name -> name.startsWith("semaphore."))
                     .containsOnly("semaphore.acquire", "semaphore.active", "semaphore.permits.available",
-                            "semaphore.permits.limit", "semaphore.waiters", "semaphore.lease.renewals");
+                            "semaphore.permits.limit", "semaphore.waiters", "semaphore.lease.renewals",
+                            "semaphore.lease.lost");
             assertThat(meters.getMeters()).filteredOn(meter -> meter.getId().getName().startsWith("semaphore."))
                     .allSatisfy(meter -> assertThat(meter.getId().getTag("name")).isEqualTo("metered"));
         });
@@ -106,7 +119,7 @@ class SemaphoreMetricsTest {
             CompletableFuture<Permit> waiting = semaphore.acquireAsync(1, Duration.ofSeconds(20));
             await().until(() -> gauge(meters, "semaphore.waiters") == 1);
             waiting.cancel(true);
-            await().until(() -> meters.find("semaphore.acquire").tags("name", "metered", "outcome", "error")
+            await().until(() -> meters.find("semaphore.acquire").tags("name", "metered", "outcome", "cancelled")
                     .timer() != null);
 
             // an operator ends the lease: the holder finds it lost at its next renewal
@@ -133,8 +146,166 @@ class SemaphoreMetricsTest {
         });
     }
 
+    @Test
+    void aPartialReleaseStopsTimingOnlyThePermitsGivenBack() {
+        runner.run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            Permit both = context.getBean(SemaphoreRegistry.class).semaphore("metered").tryAcquire(2, Duration.ZERO)
+                    .orElseThrow();
+            LongTaskTimer active = meters.get("semaphore.active").tag("name", "metered").longTaskTimer();
+            await().until(() -> active.max(TimeUnit.MILLISECONDS) >= 50);
+            double heldBefore = active.max(TimeUnit.MILLISECONDS);
+
+            both.release(1);
+
+            assertThat(active.activeTasks()).isEqualTo(1);
+            // the permit kept is timed from its grant on, not afresh from the partial release
+            assertThat(active.max(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(heldBefore);
+            both.release();
+            assertThat(active.activeTasks()).isZero();
+        });
+    }
+
+    @Test
+    void everyMeterExistsFromTheFirstUseWithItsCountersAtZero() {
+        runner.run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            context.getBean(SemaphoreRegistry.class).semaphore("fresh").tryAcquire().orElseThrow().release();
+
+            assertThat(meters.get("semaphore.lease.lost").tag("name", "fresh").counter().count()).isZero();
+            assertThat(meters.get("semaphore.lease.renewals").tag("name", "fresh").counter().count()).isZero();
+            assertThat(meters.get("semaphore.active").tag("name", "fresh").longTaskTimer().activeTasks()).isZero();
+            assertThat(meters.get("semaphore.permits.limit").tag("name", "fresh").gauge().value()).isEqualTo(1);
+            assertThat(meters.get("semaphore.permits.available").tag("name", "fresh").gauge().value()).isEqualTo(1);
+            assertThat(meters.get("semaphore.waiters").tag("name", "fresh").gauge().value()).isZero();
+        });
+    }
+
+    @Test
+    void theMetersOfAForgottenKeyedSemaphoreGoWithIt() {
+        runner.run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            SemaphoreRegistry registry = context.getBean(SemaphoreRegistry.class);
+            registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
+            Permit busy = registry.semaphore("tenants", "globex", registry.settingsOf("tenants")).tryAcquire()
+                    .orElseThrow();
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(7);
+
+            ((DefaultSemaphoreRegistry) registry).evictIdleKeyed();
+
+            assertThat(namesTagged(meters, "tenants:acme")).isEmpty();
+            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(7);
+            // used again: its meters are back, counters from 0
+            registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(7);
+            busy.release();
+        });
+    }
+
+    @Test
+    void switchedOffNoSemaphoreMeterExists() {
+        runner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class))
+                .withPropertyValues("distributed-semaphore.metrics.enabled=false")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().doesNotHaveBean(SemaphoreMetrics.class);
+                    MeterRegistry meters = context.getBean(MeterRegistry.class);
+                    MeteredService service = context.getBean(MeteredService.class);
+                    service.call(null);
+                    context.getBean(SemaphoreRegistry.class).semaphore("tenants:acme").tryAcquire().orElseThrow()
+                            .release();
+
+                    assertThat(meters.getMeters()).noneMatch(meter -> meter.getId().getName().startsWith("semaphore"));
+                });
+    }
+
+    /**
+     * Whoever makes it (the observation's meter handler, recognised by its {@code error} tag, or
+     * these metrics), there is one {@code semaphore.acquire} timer per semaphore and outcome,
+     * counting every acquisition: not two, and not none.
+     */
+    @Test
+    void theAcquireTimerExistsExactlyOnceWhetherTheAcquisitionsAreObservedOrNot() {
+        ApplicationContextRunner observed = runner.withConfiguration(
+                AutoConfigurations.of(ObservationAutoConfiguration.class));
+        Map<String, ApplicationContextRunner> configurations = new LinkedHashMap<>();
+        configurations.put("no ObservationRegistry", runner);
+        configurations.put("observed", observed);
+        configurations.put("observations switched off",
+                observed.withPropertyValues("management.observations.enable.semaphore=false"));
+        configurations.put("a registry of the application's own", observed.withUserConfiguration(OwnRegistry.class));
+        configurations.forEach((configuration, contexts) -> contexts.run(context -> {
+            assertThat(context).hasNotFailed();
+            MeteredService service = context.getBean(MeteredService.class);
+            for (int i = 0; i < 3; i++) {
+                service.call(null);
+            }
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            assertThat(meters.find("semaphore.acquire").timers()).as(configuration).singleElement()
+                    .satisfies(timer -> {
+                        assertThat(timer.getId().getTag("name")).isEqualTo("metered");
+                        assertThat(timer.getId().getTag("outcome")).isEqualTo("acquired");
+                        assertThat(timer.count()).isEqualTo(3);
+                        assertThat(timer.getId().getTag("error")).as("made by the observation's meter handler")
+                                .isEqualTo(configuration.equals("observed") ? "none" : null);
+                    });
+        }));
+    }
+
+    @Test
+    void aSwitchThatIsNeitherTrueNorFalseStopsTheStartUp() {
+        runner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class))
+                .withPropertyValues("distributed-semaphore.metrics.enabled=flase")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    BindException failure = findCause(context.getStartupFailure(), BindException.class);
+                    assertThat(failure).as("the binding failure the failure analyzer reports").isNotNull();
+                    assertThat(failure.getName()).hasToString("distributed-semaphore.metrics.enabled");
+                    assertThat(failure.getProperty().getValue()).isEqualTo("flase");
+                });
+    }
+
+    @Test
+    void theSwitchReadsTrueAndFalseAsTheBinderDoes() {
+        runner.withPropertyValues("distributed-semaphore.metrics.enabled=off").run(context -> {
+            assertThat(context).hasNotFailed().doesNotHaveBean(SemaphoreMetrics.class).hasBean("semaphoreMetersOff");
+            assertThat(context.getBean(DistributedSemaphoreProperties.class).metrics().enabled()).isFalse();
+        });
+        runner.withPropertyValues("distributed-semaphore.metrics.enabled=TRUE").run(context ->
+                assertThat(context).hasNotFailed().hasSingleBean(SemaphoreMetrics.class).doesNotHaveBean("semaphoreMetersOff"));
+    }
+
+    private static <T extends Throwable> T findCause(Throwable failure, Class<T> type) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (type.isInstance(cause)) {
+                return type.cast(cause);
+            }
+        }
+        return null;
+    }
+
+    /** @return the names of the meters tagged with this semaphore name (acquired and released once: 7) */
+    private static java.util.List<String> namesTagged(MeterRegistry meters, String semaphore) {
+        return meters.getMeters().stream().filter(meter -> semaphore.equals(meter.getId().getTag("name")))
+                .map(meter -> meter.getId().getName()).toList();
+    }
+
     private static double gauge(MeterRegistry meters, String name) {
         return meters.get(name).tag("name", "metered").gauge().value();
+    }
+
+    /** A semaphore registry the application builds itself, with the starter's metrics but no observations. */
+    @Configuration(proxyBeanMethods = false)
+    static class OwnRegistry {
+
+        @Bean
+        SemaphoreRegistry ownSemaphoreRegistry(RedisConnectionFactory connectionFactory, SemaphoreMetrics metrics,
+                                               Environment environment) {
+            return SemaphoreRegistry.builder(connectionFactory)
+                    .keyPrefix(environment.getRequiredProperty("distributed-semaphore.key-prefix"))
+                    .configure("metered", SemaphoreSettings.DEFAULTS.withPermits(2))
+                    .listener(metrics)
+                    .build();
+        }
     }
 
     static class MeteredService {

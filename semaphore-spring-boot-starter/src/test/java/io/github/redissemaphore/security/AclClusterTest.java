@@ -1,6 +1,10 @@
 package io.github.redissemaphore.security;
 
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
+import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.security.AclLeastPrivilegeTest.Guarded;
 import io.github.redissemaphore.starter.Gate;
 import io.github.redissemaphore.test.RedisCluster;
@@ -28,8 +32,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The README's rule with its cluster additions, on a 3-master Redis Cluster: the starter works as
- * the restricted user (sharded inbox, SPUBLISH hand-off, renewal, endpoint) and no node refuses
- * any of its commands.
+ * the restricted user (sharded inbox, SPUBLISH hand-off, renewal, endpoint, runtime limits, a
+ * lease adopted and released by id) and no node refuses any of its commands.
  */
 @RedisTest
 class AclClusterTest {
@@ -96,6 +100,19 @@ class AclClusterTest {
             assertThat(Duration.ofNanos(System.nanoTime() - opened)).isLessThan(Duration.ofSeconds(5));
             assertThat(first1.get(10, TimeUnit.SECONDS)).isEqualTo("done");
             assertThat(handOffNode.commandCalls().getOrDefault("spublish", 0L)).isGreaterThan(published);
+
+            // a runtime limit set through the API and cleared through the endpoint (PERSIST, then the
+            // TTL back, on the semaphore's node); a lease adopted by the other instance and released by id
+            RedisSemaphore handOff = first.getBean(SemaphoreRegistry.class).semaphore("handoff");
+            handOff.overrideLimit(2);
+            assertThat(endpoint.semaphore("handoff").limitSource()).isEqualTo(SemaphoreState.OVERRIDE);
+            assertThat(endpoint.limit("handoff", null).limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
+            assertThat(handOffNode.commandCalls()).containsKey("persist");
+            Permit lease = handOff.tryAcquire().orElseThrow();
+            RedisSemaphore elsewhere = second.getBean(SemaphoreRegistry.class).semaphore("handoff");
+            assertThat(elsewhere.adopt(lease.id())).isPresent();
+            assertThat(elsewhere.release(lease.id())).isTrue();
+            assertThat(elsewhere.state().used()).isZero();
 
             for (RedisServer node : cluster.nodes()) {
                 clientsDuringTheRun.addAll(SecuredContexts.clients(node));

@@ -4,8 +4,10 @@ import io.github.redissemaphore.actuate.SemaphoresEndpoint;
 import io.github.redissemaphore.actuate.SemaphoresEndpoint.SemaphoreDescriptor;
 import io.github.redissemaphore.annotation.DistributedSemaphore;
 import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
+import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.starter.Gate;
 import io.github.redissemaphore.test.RedisServer;
@@ -46,9 +48,11 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Least privilege, proved on a real Redis whose application users have only the README's rule
- * ({@link AclRule}): the whole starter works as such a user and Redis refuses none of its
- * commands, while a second application confined to another key prefix is refused our keys and
- * channels, and we theirs.
+ * ({@link AclRule}): the whole starter works as such a user (every operation, with a replica for
+ * {@code replicas=1}) and Redis refuses none of its commands while the run uses every command of
+ * the rule, a second application confined to another key prefix is refused our keys and channels,
+ * and we theirs, and a user with an older rule that lacks a command is refused before a script
+ * changes anything.
  */
 class AclLeastPrivilegeTest {
 
@@ -57,20 +61,37 @@ class AclLeastPrivilegeTest {
     private static final String OTHER = "billing-app";
     private static final String OTHER_PASSWORD = "billing-pw-7Tz2";
     private static final String OTHER_PREFIX = "billing";
+    /** A user with the rule of an older README, which lacked {@code +persist}. */
+    private static final String OLD_RULE = "old-rule-app";
+    private static final String OLD_RULE_PASSWORD = "old-rule-pw-3Kd9";
 
     private static RedisServer server;
+    /** A replica of {@link #server}, for grants that wait for it ({@code replicas=1}). */
+    private static RedisServer replica;
 
     private final ExecutorService callers = Executors.newCachedThreadPool();
 
     @BeforeAll
-    static void startRedisWithTwoApplicationUsers() {
-        List<String> arguments = new ArrayList<>(AclRule.serverArguments(APP, APP_PASSWORD, "semaphore"));
+    static void startRedisWithTwoApplicationUsersAndAReplica() {
+        List<String> withReplicas = new ArrayList<>(AclRule.COMMANDS);
+        withReplicas.addAll(AclRule.REPLICATION_COMMANDS);
+        List<String> oldRule = new ArrayList<>(AclRule.COMMANDS);
+        oldRule.remove("persist");
+        List<String> arguments = new ArrayList<>(AclRule.serverArguments(APP, APP_PASSWORD, "semaphore", withReplicas));
         arguments.addAll(AclRule.serverArguments(OTHER, OTHER_PASSWORD, OTHER_PREFIX));
+        arguments.addAll(AclRule.serverArguments(OLD_RULE, OLD_RULE_PASSWORD, "semaphore", oldRule));
         server = RedisServers.start(arguments);
+        // The replica logs in to the master as the default user, which the support leaves unrestricted.
+        replica = RedisServers.start(List.of("--replicaof", server.host(), String.valueOf(server.port())));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> replica.info("replication").contains("master_link_status:up"));
     }
 
     @AfterAll
     static void stopRedis() {
+        if (replica != null) {
+            replica.close();
+        }
         if (server != null) {
             server.close();
         }
@@ -99,6 +120,10 @@ class AclLeastPrivilegeTest {
                         // renewed every 100 ms
                         "distributed-semaphore.semaphores.renewed.lease-time=300ms",
                         "distributed-semaphore.semaphores.handoff.wait-time=20s",
+                        "distributed-semaphore.semaphores.pool.permits=3",
+                        // a grant is reported once the replica has it (Redis WAIT)
+                        "distributed-semaphore.semaphores.replicated.replicas=1",
+                        "distributed-semaphore.semaphores.replicated.replication-timeout=5s",
                         "management.endpoints.web.exposure.include=semaphores",
                         "management.endpoint.semaphores.access=UNRESTRICTED")
                 .withBean(Guarded.class);
@@ -156,6 +181,14 @@ class AclLeastPrivilegeTest {
             // the waiter's next tick was 10 s away and the lease 30 s: only the message could wake it
             assertThat(handOff).isLessThan(Duration.ofSeconds(5));
 
+            runtimeLimitsThroughTheApiAndTheEndpoint(first.getBean(SemaphoreRegistry.class), endpoint);
+            permitsThatMove(first.getBean(SemaphoreRegistry.class), second.getBean(SemaphoreRegistry.class));
+            waitsThatEndWithoutAPermit(first.getBean(SemaphoreRegistry.class), second.getBean(SemaphoreRegistry.class));
+            grantsThatWaitForTheReplica(second.getBean(SemaphoreRegistry.class));
+            // a server whose script cache is empty (restart, failover): the script is sent with EVAL
+            server.adminCommand("SCRIPT", "FLUSH");
+            assertThat(first.getBean(SemaphoreRegistry.class).semaphore("pool").state().used()).isZero();
+
             clientsDuringTheRun.addAll(SecuredContexts.clients(server));
         }));
 
@@ -166,8 +199,101 @@ class AclLeastPrivilegeTest {
         // closing the subscriptions (UNSUBSCRIBE, PING) is traffic too: wait for the connections to go
         await().atMost(Duration.ofSeconds(10)).until(() -> SecuredContexts.clients(server).isEmpty());
         assertThat(SecuredContexts.refused(server)).as("commands Redis refused").isEmpty();
-        assertThat(server.commandCalls()).containsKeys("evalsha", "publish", "subscribe", "unsubscribe", "ping");
+        // and the run used every command of the rule: the rule grants nothing the library does not send
+        List<String> rule = new ArrayList<>(AclRule.COMMANDS);
+        rule.addAll(AclRule.REPLICATION_COMMANDS);
+        assertThat(server.commandCalls()).containsKeys(rule.toArray(String[]::new));
         assertThat(server.keys("*")).isNotEmpty().allSatisfy(key -> assertThat(key).startsWith("semaphore:"));
+    }
+
+    /** Set and cleared through the API, then through the endpoint's write operation: PERSIST, then the TTL back. */
+    private static void runtimeLimitsThroughTheApiAndTheEndpoint(SemaphoreRegistry registry,
+                                                                 SemaphoresEndpoint endpoint) {
+        RedisSemaphore pool = registry.semaphore("pool");
+        pool.overrideLimit(2);
+        assertThat(pool.state().limit()).isEqualTo(2);
+        assertThat(server.pttl("semaphore:{pool}:state")).as("an override outlives an idle semaphore").isEqualTo(-1);
+        pool.clearLimitOverride();
+        assertThat(pool.state().limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
+        assertThat(server.pttl("semaphore:{pool}:state")).isPositive();
+
+        assertThat(endpoint.limit("pool", 1).limitSource()).isEqualTo(SemaphoreState.OVERRIDE);
+        SemaphoreDescriptor cleared = endpoint.limit("pool", null);
+        assertThat(cleared.limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
+        assertThat(cleared.limit()).isEqualTo(3);
+    }
+
+    /** A lease of two permits extended, given back in part, adopted by the other instance, released there by id. */
+    private static void permitsThatMove(SemaphoreRegistry one, SemaphoreRegistry two) throws InterruptedException {
+        Permit lease = one.semaphore("pool").tryAcquire(2, Duration.ZERO).orElseThrow();
+        lease.extend(Duration.ofMinutes(2));
+        assertThat(lease.leaseRemaining()).isGreaterThan(Duration.ofMinutes(1));
+        lease.release(1);
+        assertThat(one.semaphore("pool").state().used()).isEqualTo(1);
+
+        Permit adopted = two.semaphore("pool").adopt(lease.id()).orElseThrow();
+        assertThat(adopted.count()).isEqualTo(1);
+        assertThat(adopted.fencingToken()).isEqualTo(lease.fencingToken());
+        await().atMost(Duration.ofSeconds(10)).until(() -> !lease.isHeld());
+        assertThat(two.semaphore("pool").release(adopted.id())).isTrue();
+        assertThat(two.semaphore("pool").release(adopted.id())).as("released once").isFalse();
+        assertThat(one.semaphore("pool").state().used()).isZero();
+    }
+
+    /** A wait that ends at its deadline and one ended by an interrupt: each leaves the queue (CANCEL). */
+    private void waitsThatEndWithoutAPermit(SemaphoreRegistry one, SemaphoreRegistry two) throws Exception {
+        Permit all = one.semaphore("pool").tryAcquire(3, Duration.ZERO).orElseThrow();
+        RedisSemaphore pool = two.semaphore("pool");
+
+        long started = System.nanoTime();
+        assertThat(pool.tryAcquire(Duration.ofMillis(300))).isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+        await().atMost(Duration.ofSeconds(10)).until(() -> pool.state().waiters().isEmpty());
+
+        Future<Optional<Permit>> interrupted = callers.submit(() -> pool.tryAcquire(Duration.ofSeconds(60)));
+        await().atMost(Duration.ofSeconds(10)).until(() -> pool.state().waiters().size() == 1);
+        interrupted.cancel(true);
+        await().atMost(Duration.ofSeconds(10)).until(() -> pool.state().waiters().isEmpty());
+
+        all.release();
+        assertThat(pool.state().used()).isZero();
+    }
+
+    /** {@code replicas=1}: each grant is written to a marker key and waited for with WAIT. */
+    private static void grantsThatWaitForTheReplica(SemaphoreRegistry registry) {
+        long waitsBefore = server.commandCalls().getOrDefault("wait", 0L);
+        try (Permit permit = registry.semaphore("replicated").tryAcquire().orElseThrow()) {
+            assertThat(permit.isHeld()).isTrue();
+        }
+        assertThat(server.commandCalls().getOrDefault("wait", 0L)).isGreaterThan(waitsBefore);
+    }
+
+    @Test
+    void aRuleThatLacksACommandIsRefusedBeforeTheScriptChangesAnything() {
+        String state = "semaphore:{reports}:state";
+        SecuredContexts.runner()
+                .withPropertyValues(SecuredContexts.loginTo(server, OLD_RULE, OLD_RULE_PASSWORD))
+                .run(context -> {
+                    RedisSemaphore semaphore = context.getBean(SemaphoreRegistry.class).semaphore("reports");
+                    // everything else works under the older rule
+                    semaphore.tryAcquire().orElseThrow().release();
+                    Object before = server.adminCommand("HGETALL", state);
+
+                    // setting a runtime limit needs PERSIST, which that rule lacks ("NOPERM ..." from
+                    // Redis 7.2 on, "ERR The user executing the script can't run this command ..." before)
+                    assertThatThrownBy(() -> semaphore.overrideLimit(2))
+                            .isInstanceOf(SemaphoreUnavailableException.class)
+                            .hasMessageMatching("(?s).*(NOPERM|can't run this command).*");
+
+                    // refused before the first write: no override half-set, the state key keeps its TTL
+                    assertThat(server.adminCommand("HGETALL", state)).isEqualTo(before);
+                    assertThat(server.pttl(state)).isPositive();
+                    assertThat(semaphore.state().limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
+                });
+        assertThat(SecuredContexts.aclLog(server)).anySatisfy(entry -> {
+            assertThat(entry.get("username")).isEqualTo(OLD_RULE);
+            assertThat(entry.get("object")).isEqualTo("persist");
+        });
     }
 
     @Test
@@ -227,6 +353,7 @@ class AclLeastPrivilegeTest {
         String text = Files.readString(readme, StandardCharsets.UTF_8);
         assertThat(text).contains(AclRule.setUserLine("app", "app-password", "semaphore", false));
         assertThat(text).contains(String.join(" ", AclRule.CLUSTER_COMMANDS.stream().map(c -> "+" + c).toList()));
+        assertThat(text).contains(String.join(" ", AclRule.REPLICATION_COMMANDS.stream().map(c -> "+" + c).toList()));
     }
 
     /** Acquiring fails with NOPERM from the script; the inbox subscription is refused as well. */

@@ -73,12 +73,14 @@ final class SecuredContexts {
 
     /**
      * @return the {@code CLIENT LIST} lines of every client but the admin connection that asks
-     *         ({@code cmd=client|list} on Redis 7, {@code cmd=client} on 6.2)
+     *         ({@code cmd=client|list} on Redis 7, {@code cmd=client} on 6.2) and the links of
+     *         replicas ({@code flags=S})
      */
     static List<String> clients(RedisServer server) {
         return String.valueOf(server.adminCommand("CLIENT", "LIST")).lines()
                 .filter(line -> !(line.contains(" user=default")
                         && (line.contains(" cmd=client|list ") || line.contains(" cmd=client "))))
+                .filter(line -> !line.contains(" flags=S "))
                 .toList();
     }
 

@@ -2,6 +2,7 @@ package io.github.redissemaphore.starter;
 
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreEndpointAutoConfiguration;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreHealthAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreMetricsAutoConfiguration;
 import io.github.redissemaphore.test.RedisServer;
 
@@ -12,22 +13,25 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * Application contexts as an application with the starter gets them: Boot's Redis and AOP
- * auto-configuration plus ours, on a real Redis. Each runner is one "application": run it twice
- * for two instances sharing the Redis.
+ * auto-configuration plus ours, on a real Redis, with the server's {@link RedisServer#keyPrefix()
+ * key prefix} (it may be a REDIS_URL server holding other data). Each runner is one "application":
+ * run it twice for two instances sharing the Redis.
  */
 public final class StarterContexts {
 
     private StarterContexts() {
     }
 
-    /** @return a runner whose contexts use {@code server}, with quick waiter ticks for tests */
+    /** @return a runner whose contexts use {@code server} and its key prefix, with quick waiter ticks for tests */
     public static ApplicationContextRunner on(RedisServer server) {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, AopAutoConfiguration.class,
                         DistributedSemaphoreAutoConfiguration.class,
                         DistributedSemaphoreMetricsAutoConfiguration.class,
-                        DistributedSemaphoreEndpointAutoConfiguration.class))
+                        DistributedSemaphoreEndpointAutoConfiguration.class,
+                        DistributedSemaphoreHealthAutoConfiguration.class))
                 .withPropertyValues("spring.data.redis.url=" + server.uri(),
+                        "distributed-semaphore.key-prefix=" + server.keyPrefix(),
                         "distributed-semaphore.waiter-tick=200ms",
                         "distributed-semaphore.waiter-heartbeat=2s");
     }
