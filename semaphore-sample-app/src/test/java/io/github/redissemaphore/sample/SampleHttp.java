@@ -42,6 +42,13 @@ public final class SampleHttp {
         return send(HttpRequest.newBuilder(URI.create(baseUri + path)).GET());
     }
 
+    /** Sends {@code body} (none when null) with {@code method}, as a README's {@code curl} would. */
+    public HttpResponse<String> send(String method, String path, String body, String contentType) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUri + path)).method(method,
+                body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        return send(contentType == null ? request : request.header("Content-Type", contentType));
+    }
+
     private static HttpResponse<String> send(HttpRequest.Builder request) {
         try {
             return CLIENT.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());

@@ -9,7 +9,8 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Base of tests that run the whole sample on a random port against the test support's Redis (never
- * one on 6379). Subclasses share one cached context. The embedded fallback is off: its probe runs
+ * one on 6379), under its key prefix (it may be a REDIS_URL server holding other data; the
+ * sample's {@code semaphore} prefix would meet them). Subclasses share one cached context. The embedded fallback is off: its probe runs
  * before dynamic properties exist, so it would only see the default address.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -24,5 +25,6 @@ public abstract class SharedRedisApplicationTest {
     @DynamicPropertySource
     static void redisProperties(DynamicPropertyRegistry registry) {
         registry.add("spring.data.redis.url", () -> redis().uri());
+        registry.add("distributed-semaphore.key-prefix", () -> redis().keyPrefix());
     }
 }

@@ -7,6 +7,7 @@ import io.github.redissemaphore.sample.reports.ReportService;
 
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -24,20 +25,27 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class Demo {
 
     static final String REPORTS = ReportService.SEMAPHORE;
+    /** The longest the demo stays silent before it says what it is busy with. */
+    static final Duration QUIET = Duration.ofSeconds(3);
 
     private Demo() {
     }
 
     /**
-     * Runs {@link DemoSettings#DEFAULT} and prints to standard out.
+     * Runs {@link DemoSettings#DEFAULT} and prints to standard out; with
+     * {@value DemoSettings#KEEP_RUNNING_ARGUMENT} the instances stay up after the table.
      *
-     * @param args command-line arguments for every instance, e.g. {@code --spring.data.redis.port=6380}
+     * @param args command-line arguments for every instance, e.g. {@code --spring.data.redis.port=6380},
+     *             and the demo's own {@value DemoSettings#KEEP_RUNNING_ARGUMENT}
      * @return the process exit status: {@link DemoResult#exitCode()}, or 3 if the demo could not run
      */
     public static int runFromCommandLine(String... args) {
         PrintStream out = System.out;
+        boolean keepRunning = Arrays.asList(args).contains(DemoSettings.KEEP_RUNNING_ARGUMENT);
+        String[] instanceArgs = Arrays.stream(args)
+                .filter(arg -> !arg.equals(DemoSettings.KEEP_RUNNING_ARGUMENT)).toArray(String[]::new);
         try {
-            return run(DemoSettings.DEFAULT, out, args).exitCode();
+            return run(DemoSettings.DEFAULT.withKeepRunning(keepRunning), out, instanceArgs).exitCode();
         } catch (RuntimeException e) {
             out.println("The demo could not run: " + e);
             e.printStackTrace(out);
@@ -51,25 +59,33 @@ public final class Demo {
      *
      * @param args command-line arguments for every instance
      */
-    public static DemoResult run(DemoSettings settings, PrintStream out, String... args) {
+    public static DemoResult run(DemoSettings settings, PrintStream target, String... args) {
         // Keys of this run only: a shared Redis may hold other semaphores, even other demo runs.
         String keyPrefix = "demo-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-        out.printf("Starting %d instances of the sample service...%n", settings.instances());
-        try (Fleet fleet = Fleet.start(settings.instances(), keyPrefix, args)) {
-            describe(fleet, settings, keyPrefix, out);
-            DemoResult result = fire(fleet, settings, out);
-            out.println();
-            out.print(result.table());
-            forgetCounts(fleet, settings);
+        try (Heartbeat heartbeat = Heartbeat.start(target, QUIET)) {
+            PrintStream out = heartbeat.out();
+            out.printf("Starting %d instances of the sample service...%n", settings.instances());
+            DemoResult result;
+            try (Fleet fleet = Fleet.start(settings.instances(), keyPrefix, heartbeat, args)) {
+                describe(fleet, settings, keyPrefix, out);
+                heartbeat.doing("firing the bursts");
+                result = fire(fleet, settings, out);
+                heartbeat.doing(null);
+                out.println();
+                out.print(result.table());
+                forgetCounts(fleet, settings);
+                if (settings.keepRunning()) {
+                    LiveView.showUntilStopped(fleet, out);
+                }
+                heartbeat.doing("stopping the instances");
+            }
+            heartbeat.doing(null);
             return result;
         }
     }
 
     private static void describe(Fleet fleet, DemoSettings settings, String keyPrefix, PrintStream out) {
         out.printf("Redis: %s (keys under %s)%n", fleet.redisDescription(), keyPrefix);
-        for (Instance instance : fleet.instances()) {
-            out.printf("Instance %s: %s%n", instance.name(), instance.baseUri());
-        }
         out.printf("Firing %d POST /reports (%d at a time, spread over the instances; %d permits fleet-wide) "
                         + "and %d exports at once for each of %s (1 per tenant)...%n",
                 settings.reportCalls(), settings.reportConcurrency(), permits(fleet, REPORTS),

@@ -31,17 +31,24 @@ final class Fleet implements AutoCloseable {
      * which the others then share).
      *
      * @param keyPrefix the Redis key prefix of this run, so it never meets other users of the Redis
+     * @param heartbeat where to say which instance is up, and what is starting meanwhile
      * @param args      command-line arguments for every instance, e.g. {@code --spring.data.redis.port=6380}
      */
-    static Fleet start(int size, String keyPrefix, String... args) {
+    static Fleet start(int size, String keyPrefix, Heartbeat heartbeat, String... args) {
         List<Instance> started = new ArrayList<>();
         try {
             for (int i = 0; i < size; i++) {
                 String name = String.valueOf((char) ('A' + i));
-                started.add(new Instance(name, new SpringApplicationBuilder(SampleApplication.class)
+                heartbeat.doing("starting instance " + name);
+                long startNanos = System.nanoTime();
+                Instance instance = new Instance(name, new SpringApplicationBuilder(SampleApplication.class)
                         .environment(environment(name, keyPrefix))
-                        .run(args)));
+                        .run(args));
+                started.add(instance);
+                heartbeat.out().printf("Instance %s: %s (started in %.1f s)%n", name, instance.baseUri(),
+                        (System.nanoTime() - startNanos) / 1e9);
             }
+            heartbeat.doing(null);
             return new Fleet(List.copyOf(started));
         } catch (RuntimeException e) {
             new Fleet(started).close();
@@ -61,10 +68,10 @@ final class Fleet implements AutoCloseable {
                 "distributed-semaphore.key-prefix", keyPrefix,
                 "spring.main.banner-mode", "off",
                 "spring.main.log-startup-info", false,
-                // The demo's own output tells the story; the instances only speak when it matters,
-                // and the sample's Redis choice is worth a line.
+                // The demo's own output tells the story, one line per instance and one for the Redis
+                // it found or started; the instances only speak when something goes wrong.
                 "logging.level.root", "WARN",
-                "logging.level.io.github.redissemaphore.sample", "INFO")));
+                "logging.level.io.github.redissemaphore.sample.embedded", "ERROR")));
         return environment;
     }
 

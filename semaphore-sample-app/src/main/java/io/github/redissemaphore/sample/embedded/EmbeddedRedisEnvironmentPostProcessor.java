@@ -11,6 +11,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.bootstrap.ConfigurableBootstrapContext;
 import org.springframework.boot.logging.DeferredLogFactory;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.aot.AbstractAotProcessor;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
@@ -29,7 +30,8 @@ import org.springframework.core.env.MapPropertySource;
  * with {@code sample.embedded-redis.enabled=false}.
  *
  * <p>Runs after every other post-processor, so it sees the final configuration (application.yml,
- * command line, environment variables).
+ * command line, environment variables). Does nothing during ahead-of-time processing, which runs
+ * the application at build time only to read its bean definitions: no Redis is used then.
  */
 public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {
 
@@ -58,7 +60,8 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
 
     @Override
     public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
-        if (!environment.getProperty(ENABLED, Boolean.class, true)) {
+        boolean aotProcessing = Boolean.getBoolean(AbstractAotProcessor.AOT_PROCESSING);
+        if (aotProcessing || !environment.getProperty(ENABLED, Boolean.class, true)) {
             return;
         }
         Optional<RedisAddress> configured = RedisAddress.configured(environment);

@@ -55,11 +55,12 @@ class EmbeddedRedisFallbackTest {
 
     @Test
     void withALiveRedisConfiguredItUsesThatRedis(RedisServer redis) {
-        try (ConfigurableApplicationContext app = start("--spring.data.redis.url=" + redis.uri())) {
+        try (ConfigurableApplicationContext app = start("--spring.data.redis.url=" + redis.uri(),
+                "--distributed-semaphore.key-prefix=" + redis.keyPrefix())) {
             assertThat(EmbeddedRedisEnvironmentPostProcessor.embeddedRedisUri(app.getEnvironment())).isEmpty();
             assertThat(SampleHttp.of(app).post("/reports?title=shared").statusCode()).isEqualTo(200);
             // The sample's own counters of the call are in the configured Redis.
-            assertThat(redis.keys("semaphore:sample:{reports}:*")).isNotEmpty();
+            assertThat(redis.keys(redis.keyPrefix() + ":sample:{reports}:*")).isNotEmpty();
         }
     }
 

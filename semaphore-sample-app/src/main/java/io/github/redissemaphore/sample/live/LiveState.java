@@ -1,0 +1,62 @@
+package io.github.redissemaphore.sample.live;
+
+import io.github.redissemaphore.sample.live.BurstFirer.BurstCounts;
+
+import java.util.List;
+
+/**
+ * What the live view shows, as {@code GET /live/state} answers it: the fleet, each semaphore's
+ * state in Redis (fleet-wide) and the sample's own count of calls inside the guarded methods.
+ *
+ * @param instance         the instance that answered
+ * @param instances        the fleet, by name
+ * @param forceReleasePath where the page sends DELETE {@code /<name>/<permitId>} to force a release,
+ *                         or null when that operation is not open (see {@link ForceReleaseAccess})
+ * @param tenants          the tenants whose exports the page can fire
+ * @param bursts           what came of the bursts this instance fired
+ * @param semaphores       the semaphores, reports first
+ */
+public record LiveState(String instance, List<FleetMember> instances, String forceReleasePath, List<String> tenants,
+        BurstCounts bursts, List<SemaphoreView> semaphores) {
+
+    /**
+     * One semaphore.
+     *
+     * @param name     its name
+     * @param limit    its permits
+     * @param used     permits held, fleet-wide
+     * @param inFlight calls inside the guarded method now, fleet-wide, as the sample counts them
+     *                 itself ({@code InFlightCounter}), not as the library reports them
+     * @param holders  the leases
+     * @param waiters  the callers waiting, in the order they will be served
+     */
+    public record SemaphoreView(String name, int limit, int used, long inFlight, List<HolderView> holders,
+            List<WaiterView> waiters) {
+    }
+
+    /**
+     * One lease.
+     *
+     * @param permitId             its id, for a forced release
+     * @param count                permits it holds
+     * @param fencingToken         its fencing token (a string: it may exceed what a JavaScript number holds exactly)
+     * @param owner                host/pid/thread as the library recorded it
+     * @param instance             the fleet member that owner belongs to, or null if none
+     * @param leaseRemainingMillis time until the lease ends unless renewed
+     */
+    public record HolderView(String permitId, int count, String fencingToken, String owner, String instance,
+            long leaseRemainingMillis) {
+    }
+
+    /**
+     * One waiting caller. How long it has waited is not in Redis (the queue orders by ticket, not
+     * time), so the page measures it from when it first saw the waiter.
+     *
+     * @param waiterId the id its permit will have
+     * @param count    permits it waits for
+     * @param owner    host/pid/thread as the library recorded it
+     * @param instance the fleet member that owner belongs to, or null if none
+     */
+    public record WaiterView(String waiterId, int count, String owner, String instance) {
+    }
+}

@@ -1,0 +1,77 @@
+package io.github.redissemaphore.sample.live;
+
+import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreState;
+import io.github.redissemaphore.sample.exports.ExportService;
+import io.github.redissemaphore.sample.inflight.InFlightCounter;
+import io.github.redissemaphore.sample.live.LiveState.HolderView;
+import io.github.redissemaphore.sample.live.LiveState.SemaphoreView;
+import io.github.redissemaphore.sample.live.LiveState.WaiterView;
+import io.github.redissemaphore.sample.reports.ReportService;
+
+import java.util.List;
+import java.util.stream.Stream;
+
+import org.springframework.stereotype.Component;
+
+/**
+ * Reads the live view's state: each shown semaphore's {@link SemaphoreState} straight from the
+ * registry (one call gives holders and waiters of every JVM), the sample's in-flight counts, and
+ * the fleet, whose members name the instance of each owner.
+ */
+@Component
+public class LiveStateReader {
+
+    private final SemaphoreRegistry registry;
+    private final InFlightCounter inFlight;
+    private final FleetDirectory fleet;
+    private final BurstFirer bursts;
+    private final ForceReleaseAccess forceRelease;
+    private final List<String> tenants;
+
+    public LiveStateReader(SemaphoreRegistry registry, InFlightCounter inFlight, FleetDirectory fleet,
+            BurstFirer bursts, ForceReleaseAccess forceRelease, LiveViewProperties properties) {
+        this.registry = registry;
+        this.inFlight = inFlight;
+        this.fleet = fleet;
+        this.bursts = bursts;
+        this.forceRelease = forceRelease;
+        this.tenants = properties.tenants();
+    }
+
+    /** @return the semaphores the page shows: reports, then the exports of each configured tenant */
+    public List<String> semaphoreNames() {
+        return Stream.concat(Stream.of(ReportService.SEMAPHORE), tenants.stream().map(ExportService::semaphoreOf))
+                .toList();
+    }
+
+    /** @return the tenants whose exports the page shows */
+    public List<String> tenants() {
+        return tenants;
+    }
+
+    /** @return the state now */
+    public LiveState read() {
+        List<FleetMember> members = fleet.members();
+        List<SemaphoreView> semaphores = semaphoreNames().stream().map(name -> view(name, members)).toList();
+        return new LiveState(fleet.self().map(FleetMember::name).orElse(null), members,
+                forceRelease.endpointPath().orElse(null), tenants, bursts.counts(), semaphores);
+    }
+
+    private SemaphoreView view(String name, List<FleetMember> members) {
+        SemaphoreState state = registry.semaphore(name).state();
+        List<HolderView> holders = state.holders().stream()
+                .map(holder -> new HolderView(holder.permitId(), holder.count(), String.valueOf(holder.fencingToken()),
+                        holder.owner(), instanceOf(holder.owner(), members), holder.leaseRemaining().toMillis()))
+                .toList();
+        List<WaiterView> waiters = state.waiters().stream()
+                .map(waiter -> new WaiterView(waiter.waiterId(), waiter.count(), waiter.owner(),
+                        instanceOf(waiter.owner(), members)))
+                .toList();
+        return new SemaphoreView(name, state.limit(), state.used(), inFlight.read(name).now(), holders, waiters);
+    }
+
+    private static String instanceOf(String owner, List<FleetMember> members) {
+        return FleetMember.nameOf(owner, members).orElse(null);
+    }
+}
