@@ -8,6 +8,7 @@ import io.github.redissemaphore.core.redis.SemaphoreKeys;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
+import io.github.redissemaphore.test.SchedulingNoise;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -60,6 +61,8 @@ class EngineRaceTest {
     private final String prefix;
     private final List<SemaphoreRegistry> registries = new ArrayList<>();
     private final List<ExecutorService> pools = new ArrayList<>();
+    /** The machine's scheduling noise while the test runs, which widens the hand-off bound. */
+    private final SchedulingNoise noise = new SchedulingNoise();
     private String name;
 
     EngineRaceTest(RedisServer server) {
@@ -75,6 +78,7 @@ class EngineRaceTest {
 
     @AfterEach
     void closeAll() {
+        noise.close();
         pools.forEach(ExecutorService::shutdownNow);
         pools.clear();
         registries.forEach(SemaphoreRegistry::close);
@@ -355,15 +359,18 @@ class EngineRaceTest {
             CompletableFuture<Long> servedAt = next.thenApply(permit -> System.nanoTime());
             Permit permit = next.get(10, TimeUnit.SECONDS);
 
-            long fromGrant = Duration.ofNanos(servedAt.get(10, TimeUnit.SECONDS) - beforeGrant).toMillis();
+            long served = servedAt.get(10, TimeUnit.SECONDS);
+            long fromGrant = Duration.ofNanos(served - beforeGrant).toMillis();
+            long late = noise.during(beforeGrant, served).toMillis();
             // Fencing tokens are at least the server clock in µs: their difference is the server's view.
             long serverMillis = (permit.fencingToken() - held.fencingToken()) / 1000;
             System.out.printf("expiry hand-off delay: %d ms past the deadline (%d ms from the holder's grant to"
-                    + " the waiter's; server tokens say %d ms past)%n", fromGrant - lease.toMillis(), fromGrant,
-                    serverMillis - lease.toMillis());
+                    + " the waiter's; server tokens say %d ms past; a 10 ms JDK timer ran up to %d ms late"
+                    + " meanwhile)%n", fromGrant - lease.toMillis(), fromGrant, serverMillis - lease.toMillis(), late);
             delays.add(fromGrant - lease.toMillis());
+            // Within 100 ms, plus however late the machine let any timer of this JVM run meanwhile.
             assertThat(fromGrant).as("from the crashed holder's grant to the next waiter's grant")
-                    .isGreaterThanOrEqualTo(lease.toMillis()).isLessThan(lease.toMillis() + 100);
+                    .isGreaterThanOrEqualTo(lease.toMillis()).isLessThan(lease.toMillis() + 100 + late);
             permit.release();
             awaitIdle(waiterJvm, "after hand-off " + i);
         }
