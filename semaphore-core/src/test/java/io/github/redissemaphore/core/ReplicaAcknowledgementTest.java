@@ -88,6 +88,8 @@ class ReplicaAcknowledgementTest {
                     .isInstanceOf(ExecutionException.class)
                     .cause().isInstanceOf(SemaphoreUnavailableException.class)
                     .hasMessageContaining("only 0 of the 1 replicas required acknowledged it within 1000 ms");
+            // Given back before the caller is told, as its message says: a new call finds it free.
+            assertThat(holderSide.state().used()).as("permits used when the waiter was told").isZero();
 
             long start = System.nanoTime();
             assertThatThrownBy(holderSide::tryAcquire)
@@ -95,6 +97,7 @@ class ReplicaAcknowledgementTest {
                     .hasMessageContaining("given back");
             assertThat(Duration.ofNanos(System.nanoTime() - start))
                     .isLessThan(COMMAND_TIMEOUT.plus(replicationTimeout).plusMillis(200));
+            assertThat(holderSide.state().used()).as("permits used when the caller was told").isZero();
 
             // Both grants were given back: nothing is held, nobody waits.
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {

@@ -14,6 +14,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -120,8 +121,8 @@ final class Acquisitions extends SemaphorePart {
 
     /**
      * The {@code acquire} call. With replicas to wait for, a grant in its reply has been
-     * acknowledged by them; one they did not acknowledge in time fails the call, and the failure
-     * path takes the grant back like any call that failed.
+     * acknowledged by them; one they did not acknowledge in time is given back, and then fails
+     * the call (whose failure path sends one more cancel, which finds nothing).
      */
     private CompletableFuture<Acquired> acquireCall(PendingAcquisition pending, boolean wait) {
         if (!settings.waitsForReplicas()) {
@@ -130,13 +131,25 @@ final class Acquisitions extends SemaphorePart {
         }
         return commands.acquireReplicatedAsync(keys, settings.permits(), pending.id, pending.count,
                 pending.leaseTime, wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner(),
-                replication()).thenApply(replicated -> {
+                replication()).thenCompose(replicated -> {
                     Acquired reply = replicated.reply();
                     if (reply.status() == Acquired.Status.GRANTED && replicated.acknowledged() < settings.replicas()) {
-                        throw notReplicated(replicated.acknowledged());
+                        return givenBack(pending).thenApplyAsync(ignored -> {
+                            throw notReplicated(replicated.acknowledged());
+                        }, registry.callbacks());
                     }
-                    return reply;
+                    return CompletableFuture.completedFuture(reply);
                 });
+    }
+
+    /**
+     * Gives back a grant the replicas did not acknowledge before the caller hears of it: the
+     * exception then says what is true, and a caller that tries again at once finds the permit
+     * free. If Redis does not answer within the command timeout, the caller is told anyway and
+     * the give-back goes on in the background.
+     */
+    private CompletableFuture<Void> givenBack(PendingAcquisition pending) {
+        return cleanUp(pending).copy().completeOnTimeout(null, commands.timeout().toNanos(), TimeUnit.NANOSECONDS);
     }
 
     private SemaphoreCommands.Replication replication() {
@@ -352,6 +365,7 @@ final class Acquisitions extends SemaphorePart {
                         replication())
                 .whenCompleteAsync((replicated, error) -> {
                     Throwable failure = error != null ? SemaphoreCommands.failure(error) : null;
+                    boolean unacknowledged = false;
                     if (replicated != null) {
                         seen(replicated.reply().usage());
                         long status = replicated.reply().statuses().get(0);
@@ -360,10 +374,16 @@ final class Acquisitions extends SemaphorePart {
                                     + "' was granted, but its claim ended before this JVM could confirm it");
                         } else if (replicated.acknowledged() < settings.replicas()) {
                             failure = notReplicated(replicated.acknowledged());
+                            unacknowledged = true;
                         }
                     }
                     if (failure == null) {
                         grant(pending, token, sentNanos, replicated.reply().usage().serverMicros());
+                    } else if (unacknowledged) {
+                        forget(pending);
+                        Throwable told = failure;
+                        givenBack(pending).thenRunAsync(() -> pending.future.completeExceptionally(told),
+                                registry.callbacks());
                     } else {
                         forget(pending);
                         pending.future.completeExceptionally(failure);
