@@ -25,6 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -299,26 +301,26 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     @Override
     public boolean release(String permitId) {
         PermitMoves.checkPermitId(permitId);
-        DefaultRedisSemaphore live = enter();
-        if (live != null) {
-            return live.release(permitId);
-        }
-        try {
-            return moves.release(permitId);
-        } finally {
-            started();
-        }
+        return onLive(live -> live.release(permitId), () -> moves.release(permitId));
     }
 
     @Override
     public Optional<Permit> adopt(String permitId) {
         PermitMoves.checkPermitId(permitId);
+        return onLive(live -> live.adopt(permitId), () -> moves.adopt(permitId));
+    }
+
+    /**
+     * Runs {@code here} on this semaphore, counted as starting so it is not retired meanwhile, or
+     * {@code forward} on the live one when this one has been retired.
+     */
+    private <T> T onLive(Function<DefaultRedisSemaphore, T> forward, Supplier<T> here) {
         DefaultRedisSemaphore live = enter();
         if (live != null) {
-            return live.adopt(permitId);
+            return forward.apply(live);
         }
         try {
-            return moves.adopt(permitId);
+            return here.get();
         } finally {
             started();
         }
