@@ -817,13 +817,14 @@ class FaultBoundsTest {
                     awaitConnected(holderFactory);
                 }
                 step.setup().run();
-                // Emptied right before the call in both cases: what ran since the restart (the
-                // set-up, renewals, the inbox's catch-up) may have loaded scripts again.
-                FaultAdmin.scriptFlush(server);
                 long[] took = new long[1];
                 List<String> sent;
                 try (CommandMonitor monitor = new CommandMonitor(server.host(), server.port())) {
                     sent = CommandMonitor.commandsDuring(List.of(monitor), () -> {
+                        // Emptied right before the call in both cases (what ran since a restart may
+                        // have loaded scripts again), and where MONITOR sees it: every script sent
+                        // by SHA after it is answered NOSCRIPT the first time.
+                        FaultAdmin.scriptFlush(server);
                         long started = System.nanoTime();
                         try {
                             step.act().run();
@@ -840,10 +841,11 @@ class FaultBoundsTest {
                         step.name(), millis(took[0]), calls.bySha(), calls.evaluated());
                 System.out.println(line);
                 counted.add(line);
-                assertThat(calls.evaluated()).as("scripts loaded by EVAL during '%s' after %s; sent: %s", step.name(),
-                        how, calls).hasSizeGreaterThanOrEqualTo(step.scripts());
-                assertThat(calls.evaluatedAfterNoScript()).as("every script sent by SHA during '%s' after %s is then"
-                        + " sent whole (its EVALSHA answered NOSCRIPT); sent: %s", step.name(), how, calls).isTrue();
+                assertThat(calls.loadedAfterNoScript()).as("scripts loaded by EVAL after their EVALSHA during '%s'"
+                        + " after %s; sent: %s", step.name(), how, calls).hasSizeGreaterThanOrEqualTo(step.scripts());
+                assertThat(calls.loadedAfterNoScript()).as("every script sent by SHA during '%s' after %s is then"
+                        + " sent whole (its first EVALSHA answered NOSCRIPT); sent: %s", step.name(), how, calls)
+                        .isEqualTo(calls.bySha());
                 step.check().run();
                 await().atMost(Duration.ofSeconds(5)).until(() -> zcard(server, queue) == 0
                         && zmembers(server, holders).isEmpty() && zmembers(server, renewedKeys.all().get(0)).isEmpty());
@@ -884,10 +886,15 @@ class FaultBoundsTest {
             return named("EVAL ");
         }
 
-        /** Every script first sent by SHA is sent whole after that, and none whole before it. */
-        boolean evaluatedAfterNoScript() {
-            return bySha().equals(evaluated()) && bySha().stream()
-                    .allMatch(name -> calls.indexOf("EVALSHA " + name) < calls.indexOf("EVAL " + name));
+        /**
+         * The scripts sent whole after their first EVALSHA (the first after the flush is answered
+         * NOSCRIPT). An EVAL with no EVALSHA before it is one whose NOSCRIPT came before the flush
+         * (a background call of the set-up's time): allowed, and not counted.
+         */
+        java.util.Set<String> loadedAfterNoScript() {
+            java.util.Set<String> names = new java.util.TreeSet<>(bySha());
+            names.removeIf(name -> calls.lastIndexOf("EVAL " + name) < calls.indexOf("EVALSHA " + name));
+            return names;
         }
 
         private java.util.Set<String> named(String command) {
