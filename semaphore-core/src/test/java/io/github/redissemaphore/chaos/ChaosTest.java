@@ -57,8 +57,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  *     An enter above the permits fails the run unless it falls in a data-loss window.</li>
  * <li><b>After a data loss, only the documented window, and every holder told</b>: a restart at S
  *     (stop begins) opens the window [S, S + lease + 1 s]; every permit granted before S and not
- *     released by S + lease + 1 s must have had its {@code onLost} by then (the README: "at its next
- *     renewal, or at the latest when its lease runs out while it cannot renew").</li>
+ *     released by S + lease + 1 s must have had its {@code onLost} by then (docs/guarantees.md: "at
+ *     its next renewal, or at the latest when its lease runs out while it cannot renew").</li>
  * <li><b>A dead party's permits come back within their (claim) lease</b>: a monitor snapshots the
  *     semaphore's keys every 150 ms; for each killed JVM (owner host/pid/thread in the info records)
  *     the latest deadline any of its entries (holder, claim, waiter) ever shows must be at most

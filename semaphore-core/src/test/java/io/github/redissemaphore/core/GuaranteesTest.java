@@ -14,9 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The claims of the README's "Guarantees and limits" section that concern a Redis which loses
- * its data (a restart without persistence, or a failover to a replica that missed the last
- * writes): the limit can break, holders learn it, and fencing tokens still only go up.
+ * The claims of docs/guarantees.md that concern a Redis which loses its data (a restart without
+ * persistence, or a failover to a replica that missed the last writes): the limit can break,
+ * holders learn it, and fencing tokens still only go up.
  */
 @RedisTest
 class GuaranteesTest {

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The README's "A fleet in separate processes", with real separate processes: two sample instances
+ * "A fleet in separate processes" of docs/sample-app.md, with real separate processes: two sample instances
  * in child JVMs share the embedded Redis that the first one started, and share its limits; when the
  * first one stops, its Redis stops with it and the second answers guarded calls with 503 (without
  * starting a Redis of its own) until a Redis answers on that port again; a restarted first instance
@@ -55,7 +55,7 @@ class FleetInSeparateProcessesTest {
     private static final String GUARDED_EXPORT = "/tenants/acme/exports";
     private static final int PERMITS = 3;
     private static final int CONCURRENT_REPORTS = 12;
-    /** The WARN of EmbeddedRedisEnvironmentPostProcessor, as the README quotes it. */
+    /** The WARN of EmbeddedRedisEnvironmentPostProcessor, as docs/sample-app.md quotes it. */
     private static final Pattern EMBEDDED_STARTED = Pattern.compile(
             "No Redis answered at localhost:(\\d+): started an embedded Redis on 127\\.0\\.0\\.1:(\\d+) ");
     private static final Pattern STARTED = Pattern.compile("Started SampleApplication in ");

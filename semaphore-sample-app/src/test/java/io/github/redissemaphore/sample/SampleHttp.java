@@ -42,7 +42,7 @@ public final class SampleHttp {
         return send(HttpRequest.newBuilder(URI.create(baseUri + path)).GET());
     }
 
-    /** Sends {@code body} (none when null) with {@code method}, as a README's {@code curl} would. */
+    /** Sends {@code body} (none when null) with {@code method}, as a {@code curl} of the documentation would. */
     public HttpResponse<String> send(String method, String path, String body, String contentType) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUri + path)).method(method,
                 body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));

@@ -35,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The other return types of Spring's {@code ReactiveAdapterRegistry} that the README names:
+ * The other return types of Spring's {@code ReactiveAdapterRegistry} that docs/annotation.md names:
  * Mutiny {@code Uni} and {@code Multi}, and the JDK's {@code java.util.concurrent.Flow.Publisher}.
  * As for RxJava ({@link ReactiveTypesAspectTest}): each subscription takes a permit, holds it until
  * the work completes, gives it back on error and on cancel, and leaves the queue when cancelled

@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The README's rule with its cluster additions, on a 3-master Redis Cluster: the starter works as
+ * The rule of docs/operating.md with its cluster additions, on a 3-master Redis Cluster: the starter works as
  * the restricted user (sharded inbox, SPUBLISH hand-off, renewal, endpoint, runtime limits, a
  * lease adopted and released by id) and no node refuses any of its commands.
  */

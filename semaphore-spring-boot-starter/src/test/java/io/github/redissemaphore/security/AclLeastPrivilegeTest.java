@@ -47,8 +47,8 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Least privilege, proved on a real Redis whose application users have only the README's rule
- * ({@link AclRule}): the whole starter works as such a user (every operation, with a replica for
+ * Least privilege, proved on a real Redis whose application users have only the rule of
+ * docs/operating.md ({@link AclRule}): the whole starter works as such a user (every operation, with a replica for
  * {@code replicas=1}) and Redis refuses none of its commands while the run uses every command of
  * the rule, a second application confined to another key prefix is refused our keys and channels,
  * and we theirs, and a user with an older rule that lacks a command is refused before a script
@@ -61,7 +61,7 @@ class AclLeastPrivilegeTest {
     private static final String OTHER = "billing-app";
     private static final String OTHER_PASSWORD = "billing-pw-7Tz2";
     private static final String OTHER_PREFIX = "billing";
-    /** A user with the rule of an older README, which lacked {@code +persist}. */
+    /** A user with the rule of an older release's documentation, which lacked {@code +persist}. */
     private static final String OLD_RULE = "old-rule-app";
     private static final String OLD_RULE_PASSWORD = "old-rule-pw-3Kd9";
 
@@ -347,10 +347,10 @@ class AclLeastPrivilegeTest {
     }
 
     @Test
-    void theReadmeGivesExactlyTheRuleTheseTestsGrant() throws IOException {
-        Path readme = Path.of("..", "README.md");
-        assumeThat(Files.exists(readme)).as("README.md of the project next to this module").isTrue();
-        String text = Files.readString(readme, StandardCharsets.UTF_8);
+    void theDocsGiveExactlyTheRuleTheseTestsGrant() throws IOException {
+        Path page = Path.of("..", "docs", "operating.md");
+        assumeThat(Files.exists(page)).as("docs/operating.md of the project next to this module").isTrue();
+        String text = Files.readString(page, StandardCharsets.UTF_8);
         assertThat(text).contains(AclRule.setUserLine("app", "app-password", "semaphore", false));
         assertThat(text).contains(String.join(" ", AclRule.CLUSTER_COMMANDS.stream().map(c -> "+" + c).toList()));
         assertThat(text).contains(String.join(" ", AclRule.REPLICATION_COMMANDS.stream().map(c -> "+" + c).toList()));

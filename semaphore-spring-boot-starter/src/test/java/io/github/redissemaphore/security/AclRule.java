@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The Redis ACL rule the README gives for an application of the starter: keys and channels under
+ * The Redis ACL rule docs/operating.md gives for an application of the starter: keys and channels under
  * its {@code key-prefix}, and only the commands the library's traffic contains. The tests grant
  * exactly this and nothing else, and check that Redis refuses nothing of the real traffic;
  * {@link AclRuleTest} checks that the commands are exactly those the scripts and the client send.
@@ -90,7 +90,7 @@ final class AclRule {
         return command.toArray(String[]::new);
     }
 
-    /** @return the rule as one line, as the README shows it */
+    /** @return the rule as one line, as docs/operating.md shows it */
     static String setUserLine(String user, String password, String keyPrefix, boolean cluster) {
         return String.join(" ", setUser(user, password, keyPrefix, cluster));
     }

@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
- * The README's ACL rule ({@link AclRule}) grants exactly the commands the library sends: every
+ * The ACL rule of docs/operating.md ({@link AclRule}) grants exactly the commands the library sends: every
  * command the Lua scripts run, read out of the script files as they ship, and every command the
  * client sends, each traced to the code that sends it. A command added to a script or to the
  * client and not to the rule (or left in the rule after it is gone) fails here, before any user

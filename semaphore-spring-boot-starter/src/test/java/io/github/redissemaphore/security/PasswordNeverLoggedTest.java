@@ -102,8 +102,8 @@ class PasswordNeverLoggedTest {
 
     /**
      * Not the library's: Spring Boot rejects a malformed {@code spring.data.redis.url} with the URL
-     * as written in its message, password included (the README says so). This pins that limit; if
-     * it fails, Boot stopped doing it and the README's warning can go.
+     * as written in its message, password included (docs/operating.md says so). This pins that
+     * limit; if it fails, Boot stopped doing it and the warning there can go.
      */
     @Test
     void knownLimitSpringBootsMessageForAMalformedUrlShowsTheUrlAsWritten() {

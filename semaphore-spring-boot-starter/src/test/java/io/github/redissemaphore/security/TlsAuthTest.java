@@ -33,7 +33,7 @@ import static org.awaitility.Awaitility.await;
  * The starter on a {@code redis-server} that speaks TLS, with certificates made by the test,
  * configured the Spring Boot way (an SSL bundle that trusts the test CA,
  * {@code spring.data.redis.ssl.*}), logging in with username and password as a user that has only
- * the README's ACL rule. The server's plain port is left open for the test support's admin calls
+ * the ACL rule of docs/operating.md. The server's plain port is left open for the test support's admin calls
  * only; every connection of the application is checked to arrive on the TLS port.
  */
 class TlsAuthTest {

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * A {@code grep} command line of the README, applied in Java to a text: the options the README may
+ * A {@code grep} command line of a page, applied in Java to a text: the options the pages may
  * use ({@code -E}, {@code -F}, {@code -i}, {@code -v}, {@code -e}) and a basic or extended regular
  * expression. Anything else is refused, so the check never silently differs from what grep does.
  */

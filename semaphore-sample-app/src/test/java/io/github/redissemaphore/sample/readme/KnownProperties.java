@@ -93,7 +93,7 @@ final class KnownProperties {
     }
 
     /**
-     * @param written a property name as the README writes it: {@code <name>} stands for any map key,
+     * @param written a property name as a page writes it: {@code <name>} stands for any map key,
      *                {@code *} for any one or more elements
      * @return what is wrong with it, or empty when an application can set it
      */

@@ -19,7 +19,7 @@ import org.w3c.dom.Element;
 import org.w3c.dom.NodeList;
 
 /**
- * The project the README describes, as the checks need it: its Maven modules (directory, artifact,
+ * The project the documentation describes, as the checks need it: its Maven modules (directory, artifact,
  * version, profiles) and the text of its Java sources, main and test, and of its scripts.
  */
 final class ProjectSources {

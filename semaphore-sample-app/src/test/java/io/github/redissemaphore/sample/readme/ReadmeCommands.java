@@ -3,7 +3,7 @@ package io.github.redissemaphore.sample.readme;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.redissemaphore.sample.readme.ProjectSources.Module;
-import io.github.redissemaphore.sample.readme.Readme.Mention;
+import io.github.redissemaphore.sample.readme.Page.Mention;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,9 +17,9 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * The checks of the commands the README shows ({@code ./mvnw ...}, {@code ./demo.sh ...},
+ * The checks of the commands a page shows ({@code ./mvnw ...}, {@code ./demo.sh ...},
  * {@code java -jar ...}): one dynamic test per module, profile, test class, system property, flag
- * and jar a command names, each named after the README line and what it checks.
+ * and jar a command names, each named after the page and line and what it checks.
  */
 final class ReadmeCommands {
 
@@ -42,30 +42,30 @@ final class ReadmeCommands {
         this.properties = properties;
     }
 
-    static List<DynamicTest> checks(Readme readme, ProjectSources project, KnownProperties properties) {
+    static List<DynamicTest> checks(Page page, ProjectSources project, KnownProperties properties) {
         ReadmeCommands commands = new ReadmeCommands(project, properties);
         List<String> seen = new ArrayList<>();
-        for (Mention fragment : readme.codeFragments()) {
+        for (Mention fragment : page.codeFragments()) {
             Matcher command = COMMAND.matcher(fragment.text());
             while (command.find()) {
                 String line = command.group().strip();
                 if (!seen.contains(fragment.line() + line)) {
                     seen.add(fragment.line() + line);
-                    commands.check(fragment.line(), ShellWords.split(line).command());
+                    commands.check(fragment, ShellWords.split(line).command());
                 }
             }
         }
-        for (Mention span : readme.spans()) {
+        for (Mention span : page.spans()) {
             Matcher option = SYSTEM_PROPERTY_OPTION.matcher(span.text());
             if (option.matches()) { // e.g. "-Dbench.measures=throughput,handoff runs only those"
-                commands.checkSystemProperty("README line " + span.line() + ": ", option.group(1));
+                commands.checkSystemProperty(span.where() + ": ", option.group(1));
             }
         }
         return commands.checks;
     }
 
-    private void check(int line, List<String> words) {
-        String prefix = "README line " + line + ": " + words.get(0) + " ";
+    private void check(Mention fragment, List<String> words) {
+        String prefix = fragment.where() + ": " + words.get(0) + " ";
         switch (words.get(0)) {
             case "./mvnw" -> checkMaven(prefix, words.subList(1, words.size()));
             case "./demo.sh" -> checkArguments(prefix, words.subList(1, words.size()));

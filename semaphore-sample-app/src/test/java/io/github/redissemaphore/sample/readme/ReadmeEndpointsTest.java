@@ -6,6 +6,7 @@ import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.sample.SampleHttp;
 import io.github.redissemaphore.sample.SharedRedisApplicationTest;
+import io.github.redissemaphore.sample.readme.Page.Mention;
 import io.github.redissemaphore.sample.readme.ReadmeRequests.Request;
 
 import java.net.http.HttpResponse;
@@ -25,19 +26,19 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.context.TestPropertySource;
 
 /**
- * Every HTTP request the README shows is served by the sample: sent, as written (method, body), to
- * one running instance, it gets an answer other than 404 or 405 (a 429 or a 503 is an answer); a
- * path written without a method must not answer 404. What
- * the README pipes an endpoint's output into ({@code | grep ...}) finds what it looks for. The
- * instance runs with what the README says to set for an endpoint ({@code management.endpoint.*} in
- * its YAML blocks, such as the access that opens the delete operation), on keys of its own.
+ * Every HTTP request the README and the pages of {@code docs/} show is served by the sample: sent,
+ * as written (method, body), to one running instance, it gets an answer other than 404 or 405 (a
+ * 429 or a 503 is an answer); a path written without a method must not answer 404. What a page
+ * pipes an endpoint's output into ({@code | grep ...}) finds what it looks for. The instance runs
+ * with what the pages say to set for an endpoint ({@code management.endpoint.*} in their YAML
+ * blocks, such as the access that opens the delete operation), on keys of its own.
  */
 @TestPropertySource(properties = {"distributed-semaphore.key-prefix=readme-test",
-        // what the README turns on for quantiles, so its alert on the buckets reads a real series
+        // what docs/operating.md turns on for quantiles, so its alert on the buckets reads a real series
         "management.metrics.distribution.percentiles-histogram.semaphore.acquire=true"})
 class ReadmeEndpointsTest extends SharedRedisApplicationTest {
 
-    private static final Readme README = Readme.ofThisProject();
+    private static final Docs DOCS = Docs.ofThisProject();
     private static final Pattern PATH_VARIABLE = Pattern.compile("\\{([^}]+)}|<([^>]+)>");
     /** A Prometheus series name of the library, and the short forms written after it: {@code `x_count`, `_sum`, `_max`}. */
     private static final Pattern PROMETHEUS_NAME = Pattern.compile(
@@ -49,13 +50,13 @@ class ReadmeEndpointsTest extends SharedRedisApplicationTest {
     @Autowired
     SemaphoreRegistry registry;
 
-    /** Where the README sets one access several times (to open an operation, to close an endpoint), the widest. */
+    /** Where the pages set one access several times (to open an operation, to close an endpoint), the widest. */
     private static final List<String> ACCESS_WIDENING = List.of("none", "read-only", "unrestricted");
 
     @DynamicPropertySource
-    static void endpointSettingsOfTheReadme(DynamicPropertyRegistry properties) {
+    static void endpointSettingsOfThePages(DynamicPropertyRegistry properties) {
         Map<String, Object> settings = new LinkedHashMap<>();
-        README.blocks().stream()
+        DOCS.pages().stream().flatMap(page -> page.blocks().stream())
                 .filter(block -> block.info().equals("yaml") || block.info().equals("yml"))
                 .flatMap(block -> YamlBlock.entries(block).stream())
                 .filter(entry -> entry.name().startsWith("management.endpoint."))
@@ -72,7 +73,7 @@ class ReadmeEndpointsTest extends SharedRedisApplicationTest {
     @TestFactory
     Stream<DynamicTest> everyRequestIsServed() {
         SampleHttp http = SampleHttp.of(context);
-        return ReadmeRequests.of(README).stream().map(request -> ReadmeCheck.named(request.describe(), () -> {
+        return ReadmeRequests.of(DOCS).stream().map(request -> ReadmeCheck.named(request.describe(), () -> {
             int status = send(http, request).statusCode();
             assertThat(status).as("%s %s", request.method(), withValues(request.path()))
                     .isNotIn(request.methodWritten() ? List.of(404, 405) : List.of(404))
@@ -87,7 +88,7 @@ class ReadmeEndpointsTest extends SharedRedisApplicationTest {
     @TestFactory
     Stream<DynamicTest> everyGrepOfAnEndpointsOutputFindsWhatItLooksFor() {
         SampleHttp http = SampleHttp.of(context);
-        return ReadmeRequests.of(README).stream()
+        return ReadmeRequests.of(DOCS).stream()
                 .filter(request -> !request.pipedInto().isEmpty() && request.pipedInto().get(0).equals("grep"))
                 .map(request -> ReadmeCheck.named(request.describe(), () -> {
                     registry.semaphore("readme").tryAcquire().ifPresent(Permit::release); // so its meters exist
@@ -100,30 +101,33 @@ class ReadmeEndpointsTest extends SharedRedisApplicationTest {
                 }));
     }
 
-    /** Every Prometheus name the README writes (in the metrics reference, the scrape, the alert rules) is scraped. */
+    /** Every Prometheus name the pages write (in the metrics reference, the scrape, the alert rules) is scraped. */
     @TestFactory
     Stream<DynamicTest> everyPrometheusNameIsScraped() {
         SampleHttp http = SampleHttp.of(context);
-        return README.find(PROMETHEUS_NAME, 0).stream().distinct().flatMap(found -> {
-            Matcher name = PROMETHEUS_NAME.matcher(found.text());
-            assertThat(name.matches()).isTrue();
-            String full = name.group(1);
-            Stream<String> names = Stream.concat(Stream.of(full), Pattern.compile("_[a-z]+").matcher(name.group(2))
-                    .results().map(suffix -> full.substring(0, full.lastIndexOf('_')) + suffix.group()));
-            return names.map(series -> ReadmeCheck.named("README line " + found.line() + ": " + series, () -> {
-                // an acquisition, a hold and a release of a keyed and a plain semaphore, so every meter exists
-                registry.semaphore("readme").tryAcquire().ifPresent(Permit::release);
-                registry.semaphore("readme:acme").tryAcquire().ifPresent(Permit::release);
-                String scrape = http.send("GET", "/actuator/prometheus", null, null).body();
-                // Boot's histogram setting matches by prefix, so the README's semaphore.acquire histogram
-                // turns the semaphore.acquire.active long-task timer into a histogram too, whose count
-                // and sum Prometheus calls _gcount and _gsum (the README says so).
-                String histogramForm = series.replaceFirst("_active_seconds_(count|sum)$", "_active_seconds_g$1");
-                assertThat(scrape.lines()).as("the scrape of /actuator/prometheus")
-                        .anyMatch(line -> Stream.of(series, histogramForm).anyMatch(
-                                written -> line.startsWith(written + "{") || line.startsWith(written + " ")));
-            }));
-        });
+        return DOCS.pages().stream().flatMap(page -> page.find(PROMETHEUS_NAME, 0).stream().distinct())
+                .flatMap(found -> scraped(http, found));
+    }
+
+    private Stream<DynamicTest> scraped(SampleHttp http, Mention found) {
+        Matcher name = PROMETHEUS_NAME.matcher(found.text());
+        assertThat(name.matches()).isTrue();
+        String full = name.group(1);
+        Stream<String> names = Stream.concat(Stream.of(full), Pattern.compile("_[a-z]+").matcher(name.group(2))
+                .results().map(suffix -> full.substring(0, full.lastIndexOf('_')) + suffix.group()));
+        return names.map(series -> ReadmeCheck.named(found.where() + ": " + series, () -> {
+            // an acquisition, a hold and a release of a keyed and a plain semaphore, so every meter exists
+            registry.semaphore("readme").tryAcquire().ifPresent(Permit::release);
+            registry.semaphore("readme:acme").tryAcquire().ifPresent(Permit::release);
+            String scrape = http.send("GET", "/actuator/prometheus", null, null).body();
+            // Boot's histogram setting matches by prefix, so the semaphore.acquire histogram of
+            // docs/operating.md turns the semaphore.acquire.active long-task timer into a histogram
+            // too, whose count and sum Prometheus calls _gcount and _gsum (the page says so).
+            String histogramForm = series.replaceFirst("_active_seconds_(count|sum)$", "_active_seconds_g$1");
+            assertThat(scrape.lines()).as("the scrape of /actuator/prometheus")
+                    .anyMatch(line -> Stream.of(series, histogramForm).anyMatch(
+                            written -> line.startsWith(written + "{") || line.startsWith(written + " ")));
+        }));
     }
 
     private static HttpResponse<String> send(SampleHttp http, Request request) {

@@ -1,6 +1,6 @@
 package io.github.redissemaphore.sample.readme;
 
-import io.github.redissemaphore.sample.readme.Readme.Mention;
+import io.github.redissemaphore.sample.readme.Page.Mention;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -10,22 +10,23 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The HTTP requests the README shows: {@code curl} commands (with their method, body and what their
+ * The HTTP requests a page of the documentation shows: {@code curl} commands (with their method, body and what their
  * output is piped into), {@code METHOD /path} anywhere, code spans that are a path, the mappings of
  * its Java examples, and URLs of localhost.
  */
 final class ReadmeRequests {
 
     /**
-     * A request as the README writes it; {@code pipedInto} is the command after {@code |}, if any.
+     * A request as a page writes it; {@code pipedInto} is the command after {@code |}, if any.
      * Without a written method (a bare path, a URL) it is sent as GET, but only the path must exist.
+     * {@code where} is the page and line, {@code docs/operating.md line 12}.
      */
     record Request(String method, boolean methodWritten, String path, String body, String contentType,
-                   List<String> pipedInto, int line) {
+                   List<String> pipedInto, String where) {
 
-        /** @return the name of its check: the README line and the request */
+        /** @return the name of its check: the page and line, and the request */
         String describe() {
-            return "README line " + line + ": " + (methodWritten ? method + " " : "") + path
+            return where + ": " + (methodWritten ? method + " " : "") + path
                     + (body == null ? "" : " " + body)
                     + (pipedInto.isEmpty() ? "" : " | " + String.join(" ", pipedInto));
         }
@@ -47,28 +48,34 @@ final class ReadmeRequests {
     private ReadmeRequests() {
     }
 
-    static List<Request> of(Readme readme) {
+    /** @return the requests of every page, in page order */
+    static List<Request> of(Docs docs) {
+        return docs.pages().stream().flatMap(page -> of(page).stream()).toList();
+    }
+
+    static List<Request> of(Page page) {
         Set<Request> requests = new LinkedHashSet<>();
-        for (Mention fragment : readme.codeFragments()) {
+        for (Mention fragment : page.codeFragments()) {
             Matcher curl = CURL.matcher(fragment.text());
             if (curl.find()) {
-                requests.add(curl(fragment.line(), curl.group()));
+                requests.add(curl(fragment.where(), curl.group()));
             } else {
                 for (Mention url : find(LOCAL_URL, fragment)) {
-                    requests.add(request(null, url.text(), url.line()));
+                    requests.add(request(null, url.text(), url.where()));
                 }
             }
         }
-        for (Mention span : readme.spans()) {
+        for (Mention span : page.spans()) {
             if (PATH_SPAN.matcher(span.text()).matches() && !FILE_SYSTEM_ROOTS.contains(span.text().split("/")[1])) {
-                requests.add(request(null, span.text(), span.line()));
+                requests.add(request(null, span.text(), span.where()));
             }
         }
         Pattern[] withMethod = {METHOD_AND_PATH, MAPPING};
         for (Pattern pattern : withMethod) {
-            Matcher matcher = pattern.matcher(readme.text());
+            Matcher matcher = pattern.matcher(page.text());
             while (matcher.find()) {
-                requests.add(request(matcher.group(1).toUpperCase(), matcher.group(2), readme.lineAt(matcher.start())));
+                requests.add(request(matcher.group(1).toUpperCase(), matcher.group(2),
+                        page.name() + " line " + page.lineAt(matcher.start())));
             }
         }
         return List.copyOf(requests);
@@ -78,19 +85,19 @@ final class ReadmeRequests {
         List<Mention> found = new ArrayList<>();
         Matcher matcher = pattern.matcher(fragment.text());
         while (matcher.find()) {
-            found.add(new Mention(matcher.group(1), fragment.line()));
+            found.add(new Mention(matcher.group(1), fragment.line(), fragment.page()));
         }
         return found;
     }
 
-    private static Request request(String method, String path, int line) {
+    private static Request request(String method, String path, String where) {
         String withoutPunctuation = path.replaceFirst("[.,:;]+$", "");
         return new Request(method != null ? method : "GET", method != null, withoutPunctuation, null, null, List.of(),
-                line);
+                where);
     }
 
     /** {@code curl [-s] [-X METHOD] [-H header] [-d body | --json body] URL [| command]}. */
-    private static Request curl(int line, String command) {
+    private static Request curl(String where, String command) {
         ShellWords.Pipeline pipeline = ShellWords.split(command);
         List<String> words = pipeline.command();
         String method = null;
@@ -120,6 +127,6 @@ final class ReadmeRequests {
         }
         String path = url == null ? "" : url.replaceFirst("^(https?://)?[^/]*", "");
         return new Request(method != null ? method : body != null ? "POST" : "GET", true, path.isEmpty() ? "/" : path,
-                body, contentType, pipeline.pipedInto(), line);
+                body, contentType, pipeline.pipedInto(), where);
     }
 }

@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Splits a command line of the README into words as a POSIX shell would for the simple cases the
- * README uses: blanks separate words, single and double quotes group them, and a pipe ends the
+ * Splits a command line of a page into words as a POSIX shell would for the simple cases the
+ * pages use: blanks separate words, single and double quotes group them, and a pipe ends the
  * command. Placeholders such as {@code <port from the first one's WARN line>} are one word.
  */
 final class ShellWords {

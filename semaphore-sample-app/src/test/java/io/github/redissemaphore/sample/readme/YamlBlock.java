@@ -1,6 +1,6 @@
 package io.github.redissemaphore.sample.readme;
 
-import io.github.redissemaphore.sample.readme.Readme.Block;
+import io.github.redissemaphore.sample.readme.Page.Block;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -8,7 +8,7 @@ import java.util.Map;
 
 import org.yaml.snakeyaml.Yaml;
 
-/** A YAML block of the README flattened to property names, as Spring Boot reads YAML. */
+/** A YAML block of a page flattened to property names, as Spring Boot reads YAML. */
 final class YamlBlock {
 
     /** One leaf of the block: its property name, its value and (about) the line it is on. */

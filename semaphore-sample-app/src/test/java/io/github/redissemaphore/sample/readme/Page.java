@@ -6,38 +6,61 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The project's README, read at test time and cut into what the checks need: its fenced code blocks,
- * its inline code spans and its whole text, each with the line it starts on, so a failing check can
- * name the line.
+ * One Markdown page of the project's documentation (the README, a page of {@code docs/}), read at
+ * test time and cut into what the checks need: its fenced code blocks, its inline code spans, its
+ * headings and its whole text, each with the line it starts on, so a failing check can name the
+ * page and the line.
  */
-final class Readme {
+final class Page {
 
     private static final Pattern SPAN = Pattern.compile("`([^`]+)`");
+    private static final Pattern HEADING = Pattern.compile("^(#{1,6}) (.+)$");
 
-    /** A fenced code block: its info string ({@code yaml}, {@code java}, or empty) and its lines. */
-    record Block(String info, List<String> lines, int firstLine) {
+    /** A fenced code block: its info string ({@code yaml}, {@code java}, or empty), its lines, its page. */
+    record Block(String info, List<String> lines, int firstLine, Page page) {
 
         String text() {
             return String.join("\n", lines);
         }
+
+        /** @return {@code <page> line <n>}, for the name of a check */
+        String where() {
+            return page.name() + " line " + firstLine;
+        }
     }
 
-    /** A piece of the README (a code span, a line of a block, a match) and the line it is on. */
-    record Mention(String text, int line) {
+    /** A piece of a page (a code span, a line of a block, a match), the line it is on, and the page. */
+    record Mention(String text, int line, Page page) {
+
+        /** @return {@code <page> line <n>}, for the name of a check */
+        String where() {
+            return page.name() + " line " + line;
+        }
     }
 
-    private final Path root;
+    private final Path file;
+    private final String name;
     private final String text;
     private final String prose;
     private final List<Block> blocks;
 
-    private Readme(Path root, String text) {
-        this.root = root;
-        this.text = text;
+    /**
+     * @param file the page
+     * @param name how checks name it: its path from the project's root, such as {@code docs/operating.md}
+     */
+    Page(Path file, String name) {
+        this.file = file;
+        this.name = name;
+        try {
+            this.text = Files.readString(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         List<Block> found = new ArrayList<>();
         StringBuilder outsideBlocks = new StringBuilder();
         String[] lines = text.split("\n", -1);
@@ -46,7 +69,7 @@ final class Readme {
             String line = lines[i];
             if (line.strip().startsWith("```")) {
                 if (open == null) {
-                    open = new Block(line.strip().substring(3).strip(), new ArrayList<>(), i + 2);
+                    open = new Block(line.strip().substring(3).strip(), new ArrayList<>(), i + 2, this);
                 } else {
                     found.add(open);
                     open = null;
@@ -54,7 +77,7 @@ final class Readme {
                 outsideBlocks.append('\n');
             } else if (open != null) {
                 open.lines().add(line);
-                outsideBlocks.append('\n'); // keeps offsets on the same line numbers as the README
+                outsideBlocks.append('\n'); // keeps offsets on the same line numbers as the page
             } else {
                 outsideBlocks.append(line).append('\n');
             }
@@ -63,29 +86,13 @@ final class Readme {
         this.prose = outsideBlocks.toString();
     }
 
-    /**
-     * Finds the README of the project this test runs in: the first directory, from the working
-     * directory (Surefire's is the module's) upwards, with both a {@code README.md} and a
-     * {@code pom.xml}.
-     */
-    static Readme ofThisProject() {
-        Path dir = Path.of(System.getProperty("basedir", "")).toAbsolutePath();
-        for (Path candidate = dir; candidate != null; candidate = candidate.getParent()) {
-            Path readme = candidate.resolve("README.md");
-            if (Files.isRegularFile(readme) && Files.isRegularFile(candidate.resolve("pom.xml"))) {
-                try {
-                    return new Readme(candidate, Files.readString(readme));
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }
-        }
-        throw new IllegalStateException("No README.md next to a pom.xml in " + dir + " or above it");
+    /** @return the page's path from the project's root, such as {@code README.md} or {@code docs/guarantees.md} */
+    String name() {
+        return name;
     }
 
-    /** @return the directory of the README: the project's root */
-    Path root() {
-        return root;
+    Path file() {
+        return file;
     }
 
     List<Block> blocks() {
@@ -97,7 +104,8 @@ final class Readme {
         List<Mention> spans = new ArrayList<>();
         Matcher span = SPAN.matcher(prose);
         while (span.find()) {
-            spans.add(new Mention(span.group(1).replaceAll("\\s*\n\\s*", " ").strip(), lineAt(prose, span.start())));
+            spans.add(new Mention(span.group(1).replaceAll("\\s*\n\\s*", " ").strip(), lineAt(prose, span.start()),
+                    this));
         }
         return spans;
     }
@@ -115,7 +123,7 @@ final class Readme {
                     joined.append(line, 0, line.length() - 1).append(' ');
                     continue;
                 }
-                lines.add(new Mention(joined.append(line).toString(), start));
+                lines.add(new Mention(joined.append(line).toString(), start, this));
                 joined.setLength(0);
                 start = -1;
             }
@@ -130,34 +138,56 @@ final class Readme {
         return fragments;
     }
 
-    /** @return every line outside code blocks, numbered as in the README (a block's lines are empty here) */
+    /** @return every line outside code blocks, numbered as in the page (a block's lines are empty here) */
     List<Mention> proseLines() {
         List<Mention> lines = new ArrayList<>();
         String[] all = prose.split("\n", -1);
         for (int i = 0; i < all.length; i++) {
-            lines.add(new Mention(all[i], i + 1));
+            lines.add(new Mention(all[i], i + 1, this));
         }
         return lines;
     }
 
-    /** @return the whole README */
+    /** @return the headings ({@code ## Guarantees}), outside code blocks */
+    List<Mention> headings() {
+        return proseLines().stream().filter(line -> HEADING.matcher(line.text()).matches()).toList();
+    }
+
+    /** @return the anchors GitHub gives the headings of this page */
+    List<String> anchors() {
+        return headings().stream().map(heading -> anchor(heading.text())).toList();
+    }
+
+    /** @return the whole page */
     String text() {
         return text;
     }
 
-    /** @return the line of the README that this offset of {@link #text()} is on */
+    /** @return the line of the page that this offset of {@link #text()} is on */
     int lineAt(int offset) {
         return lineAt(text, offset);
     }
 
-    /** @return every match of {@code pattern} in the whole README (blocks included), group {@code group} */
+    /** @return every match of {@code pattern} in the whole page (blocks included), group {@code group} */
     List<Mention> find(Pattern pattern, int group) {
         List<Mention> found = new ArrayList<>();
         Matcher matcher = pattern.matcher(text);
         while (matcher.find()) {
-            found.add(new Mention(matcher.group(group), lineAt(text, matcher.start(group))));
+            found.add(new Mention(matcher.group(group), lineAt(text, matcher.start(group)), this));
         }
         return found;
+    }
+
+    /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+    static String anchor(String heading) {
+        Matcher matched = HEADING.matcher(heading);
+        String text = matched.matches() ? matched.group(2) : heading;
+        return text.toLowerCase(Locale.ROOT).replaceAll("[^\\p{L}\\p{N} _-]", "").replace(' ', '-');
+    }
+
+    @Override
+    public String toString() {
+        return name;
     }
 
     private static int lineAt(String text, int offset) {
