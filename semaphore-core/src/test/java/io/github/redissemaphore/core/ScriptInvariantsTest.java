@@ -59,6 +59,10 @@ class ScriptInvariantsTest {
     private static final Duration SHORT = Duration.ofMillis(500);
     /** The lease an extension sets. */
     private static final Duration EXTENDED = Duration.ofSeconds(45);
+    /** The longest lease or heartbeat any call of this class writes. */
+    private static final Duration LONGEST = LEASE;
+    /** What keys outlive twice the longest lease or heartbeat by ({@code KEY_MARGIN_MS} of {@code _common.lua}). */
+    private static final long KEY_MARGIN_MS = 5_000;
     /** Scenarios set up and run together: few enough that none outlives its 30 s heartbeat first. */
     private static final int BATCH = 150;
 
@@ -996,6 +1000,51 @@ class ScriptInvariantsTest {
                 .isCloseTo(cleared.expireAt().get(keys.all().get(0)), within(ScriptSnapshot.EXPIRY_PRECISION_MS));
     }
 
+    /**
+     * "When the keys go" of docs/how-it-works.md: every key is gone at the latest 2 x L + 5 s after
+     * the last call, L the longest lease or waiter heartbeat of the calls; with a 2 s lease and a
+     * 5 s heartbeat that is 15 s, as the waiters' heartbeats count too. A call that writes no
+     * deadline, on a semaphore with no keys, gives the key it creates 5 s. {@link #checked} checks
+     * the bound, with this class's longest lease, after every other call.
+     */
+    @Test
+    void anIdleSemaphoresKeysGoWithinTwiceTheLongestLeaseOrHeartbeatPlus5sOfItsLastCall() {
+        Duration lease = Duration.ofSeconds(2);
+        Duration heartbeat = Duration.ofSeconds(5);
+        SemaphoreKeys keys = keys("idle-bound");
+        assertThat(checked(keys, 1, "acquire A", () -> acquire(keys, 1, "A", 1, lease, heartbeat)).status())
+                .isEqualTo(Acquired.Status.GRANTED);
+        assertThat(checked(keys, 1, "queue W", () -> acquire(keys, 1, "W", 1, lease, heartbeat)).status())
+                .isEqualTo(Acquired.Status.QUEUED);
+        for (int tick = 0; tick < 3; tick++) { // the ticks of the JVMs of the holder and of the waiter
+            checked(keys, 1, "renew A", () -> commands.renew(keys, 1, heartbeat, inbox, List.of("A")));
+            checked(keys, 1, "renew W", () -> commands.renew(keys, 1, heartbeat, inbox, List.of(W)));
+        }
+        checked(keys, 1, "cancel W", () -> commands.cancel(keys, 1, W, true));
+        Released last = checked(keys, 1, "release A", () -> commands.release(keys, 1, "A"));
+
+        long lastCall = last.usage().serverMicros() / 1000;
+        long bound = lastCall + 2 * heartbeat.toMillis() + KEY_MARGIN_MS + ScriptSnapshot.EXPIRY_PRECISION_MS;
+        ScriptSnapshot idle = ScriptSnapshot.take(redis, keys);
+        assertThat(idle.holders()).isEmpty();
+        assertThat(idle.queue()).isEmpty();
+        assertThat(idle.expireAt()).as("expiry of every key vs the last call at %s (bound %s): %s", lastCall, bound,
+                        idle)
+                .allSatisfy((key, at) -> assertThat(at).satisfiesAnyOf(
+                        gone -> assertThat(gone).isEqualTo(-2),
+                        expires -> assertThat(expires).isBetween(0L, bound)));
+
+        SemaphoreKeys unused = keys("idle-read");
+        SemaphoreCommands.State read = checked(unused, 1, "state", () -> commands.state(unused, 1, 10));
+        long readAt = read.usage().serverMicros() / 1000;
+        ScriptSnapshot afterRead = ScriptSnapshot.take(redis, unused);
+        assertThat(afterRead.expireAt()).as("expiry of every key after a read at %s: %s", readAt, afterRead)
+                .allSatisfy((key, at) -> assertThat(at).satisfiesAnyOf(
+                        gone -> assertThat(gone).isEqualTo(-2),
+                        expires -> assertThat(expires).isBetween(0L,
+                                readAt + KEY_MARGIN_MS + ScriptSnapshot.EXPIRY_PRECISION_MS)));
+    }
+
     @Test
     void everyReplyCarriesTheConfiguredLimitOfThePreviousCallAndTheOverride() {
         SemaphoreKeys keys = keys("mismatch");
@@ -1193,6 +1242,12 @@ class ScriptInvariantsTest {
                     .as("the head %s (%s permits) waits under limit %s after %s: %s", head, count, callLimit, step,
                             after).isTrue();
         }
+        // "When the keys go" (docs/how-it-works.md): a call sets no expiry later than 2 x L + 5 s from
+        // now, L the longest lease or heartbeat; an expiry set earlier may stay (it never moves in).
+        long latestExpiry = after.nowMs() + 2 * LONGEST.toMillis() + KEY_MARGIN_MS + ScriptSnapshot.EXPIRY_PRECISION_MS;
+        after.expireAt().forEach((key, at) -> assertThat(at).as("expiry of %s after %s: %s", key, step, after)
+                .isLessThanOrEqualTo(Math.max(before.expireAt().get(key) + ScriptSnapshot.EXPIRY_PRECISION_MS,
+                        latestExpiry)));
         if (!after.holders().isEmpty()) {
             long earliest = after.holders().values().stream().mapToLong(Long::longValue).min().orElseThrow();
             long replyNow = usage.serverMicros() / 1000;
