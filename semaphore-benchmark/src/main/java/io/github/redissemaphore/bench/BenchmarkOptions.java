@@ -23,13 +23,16 @@ import java.util.TreeSet;
  * @param scalingPairs    acquire + release pairs whose Redis cost is read per holder count
  * @param renewalPermits  permits held with a short lease in the renewal measure
  * @param renewalTicks    renewal ticks counted
- * @param measures        which measures to run: throughput, handoff, waiters, holders, renewal
+ * @param costPairs       uncontended acquire + release pairs counted per contender by the Redis-cost measure
+ * @param costContendedPairs completed pairs counted per contender in its contended case
+ * @param measures        which measures to run: throughput, handoff, waiters, holders, renewal, rediscost
  */
 record BenchmarkOptions(int rounds, Duration roundDuration, int[] threads, int redissonPool, int handoffs,
                         Duration settle, int waiters, Duration waitWindow, int[] holders, int scalingWaiters,
-                        int scalingPairs, int renewalPermits, int renewalTicks, Set<String> measures) {
+                        int scalingPairs, int renewalPermits, int renewalTicks, int costPairs,
+                        int costContendedPairs, Set<String> measures) {
 
-    static final Set<String> ALL = Set.of("throughput", "handoff", "waiters", "holders", "renewal");
+    static final Set<String> ALL = Set.of("throughput", "handoff", "waiters", "holders", "renewal", "rediscost");
 
     static BenchmarkOptions fromSystemProperties() {
         Set<String> measures = new TreeSet<>(Arrays.asList(text("measures", String.join(",", ALL)).split(",")));
@@ -51,6 +54,8 @@ record BenchmarkOptions(int rounds, Duration roundDuration, int[] threads, int r
                 number("pairs", 2000),
                 number("renewalPermits", 1000),
                 number("renewalTicks", 3),
+                positive("costPairs", 2000),
+                positive("costContendedPairs", 2000),
                 measures);
     }
 
@@ -68,8 +73,9 @@ record BenchmarkOptions(int rounds, Duration roundDuration, int[] threads, int r
     String describe() {
         return String.format("bench.rounds=%d bench.seconds=%s bench.threads=%s bench.handoffs=%d bench.waiters=%d"
                         + " bench.waitSeconds=%s bench.holders=%s bench.pairs=%d bench.renewalPermits=%d"
-                        + " bench.renewalTicks=%d", rounds, roundDuration.toMillis() / 1000.0, join(threads), handoffs,
-                waiters, waitWindow.toMillis() / 1000.0, join(holders), scalingPairs, renewalPermits, renewalTicks);
+                        + " bench.renewalTicks=%d bench.costPairs=%d bench.costContendedPairs=%d", rounds,
+                roundDuration.toMillis() / 1000.0, join(threads), handoffs, waiters, waitWindow.toMillis() / 1000.0,
+                join(holders), scalingPairs, renewalPermits, renewalTicks, costPairs, costContendedPairs);
     }
 
     private static String join(int[] values) {
@@ -82,6 +88,15 @@ record BenchmarkOptions(int rounds, Duration roundDuration, int[] threads, int r
 
     private static int number(String name, int fallback) {
         return Integer.parseInt(text(name, String.valueOf(fallback)));
+    }
+
+    private static int positive(String name, int fallback) {
+        int value = number(name, fallback);
+        if (value < 1) {
+            throw new IllegalArgumentException("bench." + name + " must be a whole number of at least 1, but was "
+                    + value);
+        }
+        return value;
     }
 
     private static double decimal(String name, double fallback) {

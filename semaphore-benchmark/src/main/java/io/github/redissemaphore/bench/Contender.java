@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -169,15 +170,29 @@ interface Contender {
         }
     }
 
-    /** The raw floor: a script that does nothing, through the plain Lettuce API. */
+    /**
+     * The raw floor: a script that does nothing, through the plain Lettuce API. Like ours and
+     * Redisson, it loads its script again when Redis answers NOSCRIPT (the cache was flushed).
+     */
     final class Floor implements Contender {
+
+        private static final String SCRIPT = "return 1";
 
         private final RedisCommands<String, String> redis;
         private final String sha;
 
         Floor(StatefulRedisConnection<String, String> connection) {
             this.redis = connection.sync();
-            this.sha = redis.scriptLoad("return 1");
+            this.sha = redis.scriptLoad(SCRIPT);
+        }
+
+        private long call() {
+            try {
+                return redis.evalsha(sha, ScriptOutputType.INTEGER);
+            } catch (RedisNoScriptException e) {
+                redis.scriptLoad(SCRIPT);
+                return redis.evalsha(sha, ScriptOutputType.INTEGER);
+            }
         }
 
         @Override
@@ -190,13 +205,12 @@ interface Contender {
             return new Handle() {
                 @Override
                 public Object tryAcquire() {
-                    Long one = redis.evalsha(sha, ScriptOutputType.INTEGER);
-                    return one == 1 ? Boolean.TRUE : null;
+                    return call() == 1 ? Boolean.TRUE : null;
                 }
 
                 @Override
                 public void release(Object lease) {
-                    redis.evalsha(sha, ScriptOutputType.INTEGER);
+                    call();
                 }
 
                 @Override

@@ -95,6 +95,26 @@ final class RedisStats implements AutoCloseable {
         return String.join("+", stats.keySet().stream().filter(name -> name.startsWith("eval")).toList());
     }
 
+    /**
+     * @return "evalsha 2.00, time 2.00, ..." per pair: what {@code pairs} pairs made Redis do, by
+     *         command, those under 0.01 per pair left out
+     */
+    static String perPair(Map<String, CommandStat> commands, long pairs) {
+        StringBuilder out = new StringBuilder();
+        commands.forEach((name, stat) -> {
+            double perPair = (double) stat.calls() / pairs;
+            if (perPair >= 0.01) {
+                out.append(out.length() == 0 ? "" : ", ").append(name).append(' ').append(Report.decimal(perPair));
+            }
+        });
+        return out.toString();
+    }
+
+    /** @return every call of {@code commands} added up: script calls and the commands they ran */
+    static long calls(Map<String, CommandStat> commands) {
+        return commands.values().stream().mapToLong(CommandStat::calls).sum();
+    }
+
     /** @return {@code redis_version} of {@code INFO server} */
     String version() {
         Matcher matcher = VERSION.matcher(admin.info("server"));

@@ -26,7 +26,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 /**
  * Compares the semaphore with Redisson's {@code RPermitExpirableSemaphore} and {@code RSemaphore}
  * and with the raw EVALSHA floor, in one run against one Redis, and prints one table per measure:
- * {@link Throughput}, {@link HandOff}, {@link IdleWaiters}, {@link HolderScaling}, {@link Renewal}.
+ * {@link Throughput}, {@link HandOff}, {@link IdleWaiters}, {@link HolderScaling}, {@link Renewal}, and
+ * {@link RedisCost}, which runs on a {@code redis-server} of its own under valgrind.
  *
  * <p>Run from the repository root:
  * {@code ./mvnw -B -q -Pbenchmark -pl semaphore-benchmark -am -DskipTests package}; options are the
@@ -134,6 +135,9 @@ public final class SemaphoreBenchmark {
             results.add(Renewal.measure(factory, 1, permits, options.renewalTicks(), stats));
             results.add(Renewal.measure(factory, 10, permits, options.renewalTicks(), stats));
             Renewal.print(results);
+        }
+        if (options.runs("rediscost")) {
+            RedisCost.run(options, toClose);
         }
     }
 

@@ -146,19 +146,7 @@ final class Throughput {
         System.out.println();
         for (Result result : results) {
             System.out.printf("%-42s every command per pair, incl. those scripts run: %s%n", result.label(),
-                    perPair(result));
+                    RedisStats.perPair(result.commands(), result.pairs()));
         }
-    }
-
-    /** @return "evalsha 2.00, time 2.00, ..." per pair: what a pair makes Redis do */
-    private static String perPair(Result result) {
-        StringBuilder out = new StringBuilder();
-        result.commands().forEach((name, stat) -> {
-            double perPair = (double) stat.calls() / result.pairs();
-            if (perPair >= 0.01) {
-                out.append(out.length() == 0 ? "" : ", ").append(name).append(' ').append(Report.decimal(perPair));
-            }
-        });
-        return out.toString();
     }
 }

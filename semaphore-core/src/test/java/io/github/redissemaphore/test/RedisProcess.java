@@ -41,6 +41,8 @@ final class RedisProcess implements AutoCloseable {
     private final List<String> extraArguments;
     /** Before every other argument: a Sentinel's config file, which Redis insists comes first. */
     private final List<String> leadingArguments = new ArrayList<>();
+    /** Before the executable: a program that runs it, e.g. valgrind and its options; usually none. */
+    private final List<String> wrapper = new ArrayList<>();
     private final Path directory;
     private final Path log;
     private Process process;
@@ -119,6 +121,18 @@ final class RedisProcess implements AutoCloseable {
     }
 
     /**
+     * @return a process on a free port, with no extra arguments, whose executable is run by the
+     *         command {@code wrapper} (a program and its options, the executable and its arguments
+     *         following them), at every start; the wrapper must end by executing it in the same
+     *         process, as {@code valgrind} and {@code exec} do, for the start-up check of the
+     *         process id to pass
+     */
+    static RedisProcess startWrapped(RedisBinary binary, List<String> wrapper) {
+        List<String> command = List.copyOf(wrapper);
+        return start(binary, FreePorts::find, port -> List.of(), redis -> redis.wrapper.addAll(command));
+    }
+
+    /**
      * @return a process on {@code port}, with no extra arguments; no other port is tried, so a
      *         taken one fails with {@link PortTakenException}
      */
@@ -146,7 +160,8 @@ final class RedisProcess implements AutoCloseable {
         if (isRunning()) {
             return;
         }
-        List<String> command = new ArrayList<>(List.of(binary.executable().toString()));
+        List<String> command = new ArrayList<>(wrapper);
+        command.add(binary.executable().toString());
         command.addAll(leadingArguments);
         command.addAll(List.of(
                 "--port", String.valueOf(port),

@@ -79,6 +79,22 @@ public final class RedisServers {
     }
 
     /**
+     * Like {@link #start()}, the {@code redis-server} run by the command {@code wrapper} rather than
+     * directly, at this start and at every restart: e.g. {@code valgrind --tool=callgrind ...} for a
+     * benchmark that counts the server's instructions. The wrapper must end by executing its last
+     * arguments (the executable and its arguments) in its own process, as {@code valgrind} and a
+     * shell's {@code exec "$@"} do: start-up waits for the process it started to answer.
+     *
+     * @return a managed server: it can be stopped, restarted and killed
+     */
+    public static RedisServer startWrapped(List<String> wrapper) {
+        if (wrapper.isEmpty()) {
+            throw new IllegalArgumentException("wrapper must name a program to run redis-server with, but was empty");
+        }
+        return RedisServer.managed(RedisProcess.startWrapped(RedisBinary.resolve(), wrapper));
+    }
+
+    /**
      * Starts a new {@code redis-server} process that also listens for TLS on
      * {@link RedisServer#tlsPort()} (127.0.0.1), with the server certificate and key of
      * {@code certificates}, trusting their CA, without client certificates

@@ -303,6 +303,26 @@ class RedisSupportTest {
     }
 
     @Test
+    void aWrappedServerRunsThroughItsWrapperAtEveryStart(@TempDir Path directory) throws IOException {
+        // A wrapper like valgrind: it does something of its own, then becomes redis-server.
+        Path starts = directory.resolve("starts");
+        Path wrapper = directory.resolve("wrapper.sh");
+        Files.writeString(wrapper, "#!/bin/sh\necho started >> '" + starts + "'\nexec \"$@\"\n");
+        assertThat(wrapper.toFile().setExecutable(true)).isTrue();
+
+        try (RedisServer server = RedisServers.startWrapped(List.of(wrapper.toString()))) {
+            assertThat(server.adminCommand("PING")).isEqualTo("PONG");
+            server.stop();
+            server.start();
+            assertThat(server.adminCommand("PING")).isEqualTo("PONG");
+        }
+
+        assertThat(Files.readAllLines(starts)).containsExactly("started", "started");
+        assertThatThrownBy(() -> RedisServers.startWrapped(List.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("wrapper");
+    }
+
+    @Test
     void theExtensionClosesWhatItStartedAndCleansBetweenTests(RedisServer sameKindAsTheProbes) {
         RedisExtensionProbe.ports.clear();
         RedisExtensionProbe.factories.clear();
