@@ -68,7 +68,7 @@ public interface Permit extends AutoCloseable {
      * {@link #release()}. Like {@link #release()}, a release Redis does not answer is retried in
      * the background.
      *
-     * @throws IllegalArgumentException unless 1 <= permits <= {@link #count()}
+     * @throws IllegalArgumentException unless {@code 1 <= permits <= count()} (see {@link #count()})
      * @throws IllegalStateException    when this JVM no longer holds the lease (see {@link #extend})
      */
     void release(int permits);

@@ -96,7 +96,7 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     /**
      * Checks a number of permits taken by one call against these settings.
      *
-     * @throws IllegalArgumentException unless 1 <= requested <= permits
+     * @throws IllegalArgumentException unless {@code 1 <= requested <= permits}
      */
     public void checkRequest(int requested) {
         if (requested < 1 || requested > permits) {
@@ -108,7 +108,7 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     /**
      * Checks a wait duration.
      *
-     * @throws IllegalArgumentException unless 0 <= wait <= 24 h
+     * @throws IllegalArgumentException unless {@code 0 <= wait <= 24 h}
      */
     public static void checkWait(String argument, Duration wait) {
         checkRange(argument, wait, Duration.ZERO, MAX_DURATION);
@@ -117,7 +117,7 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     /**
      * Checks a lease time.
      *
-     * @throws IllegalArgumentException unless 100 ms <= lease <= 24 h
+     * @throws IllegalArgumentException unless {@code 100 ms <= lease <= 24 h}
      */
     public static void checkLease(String argument, Duration lease) {
         checkRange(argument, lease, MIN_LEASE_TIME, MAX_DURATION);
