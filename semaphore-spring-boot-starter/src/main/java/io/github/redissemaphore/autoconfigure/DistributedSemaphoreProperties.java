@@ -19,7 +19,9 @@ import org.springframework.validation.annotation.Validated;
 /**
  * Configuration of the distributed semaphores, under {@code distributed-semaphore}. Every value
  * is checked when the application starts: a value out of range stops it with a message naming
- * the property and the allowed range. (The parameter descriptions below become the configuration
+ * the property and the allowed range, and so does a property this type has no place for (a typo,
+ * reported with the closest known property). Environment variables and JVM system properties are
+ * not checked for unknown names: the environment holds many variables no application binds. (The parameter descriptions below become the configuration
  * metadata that IDEs show, hence their style.)
  *
  * @param enabled         Whether to auto-configure the semaphore registry, the
@@ -41,7 +43,9 @@ import org.springframework.validation.annotation.Validated;
  *                        catches grants whose message was lost. 50ms to 1h.
  * @param metrics         The semaphores' Micrometer meters.
  */
-@ConfigurationProperties(DistributedSemaphoreProperties.PREFIX)
+// ignoreUnknownFields = false: a typo such as semaphores.pricing.permit stops the start-up instead
+// of leaving the setting at its default; Boot checks every property under the prefix against this type.
+@ConfigurationProperties(prefix = DistributedSemaphoreProperties.PREFIX, ignoreUnknownFields = false)
 @Validated
 @HeartbeatOutlastsTicks
 public record DistributedSemaphoreProperties(

@@ -6,6 +6,7 @@ import java.lang.reflect.Parameter;
 import java.lang.reflect.RecordComponent;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -139,6 +140,15 @@ final class SettingDescription {
     /** @return true if the property holds settings rather than a value: {@code defaults}, {@code semaphores.<name>} */
     boolean isGroup() {
         return Map.class.isAssignableFrom(valueType) || valueType.isRecord();
+    }
+
+    /**
+     * @return the settings directly below this group in dashed form ({@code permits}, {@code lease-time},
+     *         ...); empty for a value and for a group of named semaphores, under which any name is allowed
+     */
+    List<String> settings() {
+        return valueType.isRecord() ? Arrays.stream(valueType.getRecordComponents())
+                .map(setting -> DataObjectPropertyName.toDashedForm(setting.getName())).toList() : List.of();
     }
 
     /**
