@@ -42,6 +42,11 @@ import org.springframework.validation.annotation.Validated;
  * @param waiterTick      How often a JVM with waiting callers refreshes their heartbeats and
  *                        catches grants whose message was lost. 50ms to 1h.
  * @param metrics         The semaphores' Micrometer meters.
+ * @param unguardableMethods What to do at start-up about a DistributedSemaphore annotation that no
+ *                        call can reach: on a private, static or final method, on a method the bean's
+ *                        interface-based proxy does not expose, or on a bean the aspect does not
+ *                        advise. "fail" stops the start-up naming each such method and why; "warn"
+ *                        logs the same as a WARN and lets those methods run unguarded.
  */
 // ignoreUnknownFields = false: a typo such as semaphores.pricing.permit stops the start-up instead
 // of leaving the setting at its default; Boot checks every property under the prefix against this type.
@@ -58,7 +63,8 @@ public record DistributedSemaphoreProperties(
         @DurationMax(hours = 1, message = BETWEEN_1S_AND_1H) Duration waiterHeartbeat,
         @DefaultValue("1s") @DurationMin(millis = 50, message = BETWEEN_50MS_AND_1H)
         @DurationMax(hours = 1, message = BETWEEN_50MS_AND_1H) Duration waiterTick,
-        @DefaultValue @Valid Metrics metrics) {
+        @DefaultValue @Valid Metrics metrics,
+        @DefaultValue("fail") UnguardableMethodsMode unguardableMethods) {
 
     /** Where the properties live. */
     static final String PREFIX = "distributed-semaphore";
@@ -94,6 +100,16 @@ public record DistributedSemaphoreProperties(
      *                observations. Their spans stay.
      */
     public record Metrics(@DefaultValue("true") boolean enabled) {
+    }
+
+    /** What the start-up does about a DistributedSemaphore annotation the aspect can never apply. */
+    public enum UnguardableMethodsMode {
+
+        /** Stop the start-up, naming each method and why. */
+        FAIL,
+
+        /** Log a WARN naming each method and why, once per class, and let those methods run unguarded. */
+        WARN
     }
 
     /**

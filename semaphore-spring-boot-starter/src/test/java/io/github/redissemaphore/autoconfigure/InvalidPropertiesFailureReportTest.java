@@ -70,6 +70,7 @@ class InvalidPropertiesFailureReportTest {
             "waiter-tick                  | 2h         | must be between 50ms and 1h     | a duration from 50ms to 1h" + DURATION,
             "waiter-tick                  | soon       | 'soon' is not a duration" + DURATION + " | a duration from 50ms to 1h" + DURATION,
             "metrics.enabled              | flase      | 'flase' is not true or false    | true or false",
+            "unguardable-methods          | ignore     | 'ignore' is not fail or warn    | fail or warn",
     })
     void namesThePropertyTheValueAsWrittenAndWhatIsAllowed(String property, String value, String reason,
                                                           String allowed, CapturedOutput output) {
