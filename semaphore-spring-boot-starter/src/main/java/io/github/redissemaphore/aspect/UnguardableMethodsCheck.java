@@ -70,7 +70,7 @@ public final class UnguardableMethodsCheck implements BeanPostProcessor, BeanFac
         return bean;
     }
 
-    /** Whether {@code advisor} is the advice of a {@code DistributedSemaphoreAspect} bean, ours or the application's. */
+    /** Whether {@code advisor} is the advice of a DistributedSemaphoreAspect bean, ours or the application's. */
     private boolean isAspect(Advisor advisor) {
         AspectJPrecedenceInformation aspect = AspectJAopUtils.getAspectJPrecedenceInformationFor(advisor);
         if (aspect == null || beanFactory == null) {

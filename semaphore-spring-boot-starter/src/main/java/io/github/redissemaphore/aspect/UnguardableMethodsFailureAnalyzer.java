@@ -63,8 +63,8 @@ final class UnguardableMethodsFailureAnalyzer implements FailureAnalyzer {
     private static FailureAnalysis analysis(UnguardableMethodsException unguardable, boolean canWarn,
                                             Throwable failure) {
         List<Unguardable> methods = unguardable.methods();
-        StringBuilder description = new StringBuilder(unguardable.headline()).append(": calls to ").append(methods.size() == 1 ? "it" : "them")
-                .append(" would run without a permit.").append(NL);
+        StringBuilder description = new StringBuilder(unguardable.headline()).append(": calls to ")
+                .append(methods.size() == 1 ? "it" : "them").append(" would run without a permit.").append(NL);
         for (Unguardable method : methods) {
             description.append(NL).append("    Method: ").append(method.describe()).append(NL)
                     .append("    Reason: ").append(method.reason()).append(NL);

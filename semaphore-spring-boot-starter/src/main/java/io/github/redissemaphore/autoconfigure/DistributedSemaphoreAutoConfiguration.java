@@ -165,7 +165,8 @@ public final class DistributedSemaphoreAutoConfiguration {
     static class AspectConfiguration {
 
         private static final String ASPECT_ORDER = DistributedSemaphoreProperties.PREFIX + ".aspect-order";
-        private static final String UNGUARDABLE_METHODS = DistributedSemaphoreProperties.PREFIX + ".unguardable-methods";
+        private static final String UNGUARDABLE_METHODS =
+                DistributedSemaphoreProperties.PREFIX + ".unguardable-methods";
 
         @Bean
         @ConditionalOnMissingBean
@@ -187,8 +188,8 @@ public final class DistributedSemaphoreAutoConfiguration {
          */
         @Bean
         static UnguardableMethodsCheck unguardableMethodsCheck(Environment environment) {
-            UnguardableMethodsMode mode = Binder.get(environment).bind(UNGUARDABLE_METHODS, UnguardableMethodsMode.class)
-                    .orElse(UnguardableMethodsMode.FAIL);
+            UnguardableMethodsMode mode = Binder.get(environment)
+                    .bind(UNGUARDABLE_METHODS, UnguardableMethodsMode.class).orElse(UnguardableMethodsMode.FAIL);
             return new UnguardableMethodsCheck(mode == UnguardableMethodsMode.FAIL);
         }
 

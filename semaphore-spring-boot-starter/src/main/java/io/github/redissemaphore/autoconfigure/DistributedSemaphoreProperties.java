@@ -21,8 +21,8 @@ import org.springframework.validation.annotation.Validated;
  * is checked when the application starts: a value out of range stops it with a message naming
  * the property and the allowed range, and so does a property this type has no place for (a typo,
  * reported with the closest known property). Environment variables and JVM system properties are
- * not checked for unknown names: the environment holds many variables no application binds. (The parameter descriptions below become the configuration
- * metadata that IDEs show, hence their style.)
+ * not checked for unknown names: the environment holds many variables no application binds. (The
+ * parameter descriptions below become the configuration metadata that IDEs show, hence their style.)
  *
  * @param enabled         Whether to auto-configure the semaphore registry, the
  *                        DistributedSemaphore aspect, the metrics and the endpoint.

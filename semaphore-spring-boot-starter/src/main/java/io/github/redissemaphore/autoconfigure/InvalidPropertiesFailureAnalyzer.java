@@ -26,9 +26,10 @@ import org.springframework.validation.ObjectError;
 /**
  * Turns a property under {@code distributed-semaphore} that cannot be bound, breaks a rule or is
  * not one the starter knows (a typo, see {@link UnknownProperty}) into a start-up failure report a
- * person can act on: each property named in the dashed form it is written in ({@code semaphores.reports.lease-time}, not {@code semaphores[reports].leaseTime}),
- * its value as written ({@code -5s}, not {@code PT-5S}) and where it comes from, why it is wrong,
- * what it may be, and what to change. Boot's own analyzers report the same failures in the terms
+ * person can act on: each property named in the dashed form it is written in
+ * ({@code semaphores.reports.lease-time}, not {@code semaphores[reports].leaseTime}), its value as
+ * written ({@code -5s}, not {@code PT-5S}) and where it comes from, why it is wrong, what it may be,
+ * and what to change. Boot's own analyzers report the same failures in the terms
  * of the Java classes; this one runs before them ({@link #getOrder()}) and leaves every other
  * failure to them.
  */
@@ -46,7 +47,8 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
         BindValidationException validation = findCause(cause, BindValidationException.class);
-        UnboundConfigurationPropertiesException unknown = findCause(cause, UnboundConfigurationPropertiesException.class);
+        UnboundConfigurationPropertiesException unknown =
+                findCause(cause, UnboundConfigurationPropertiesException.class);
         List<Problem> problems = validation != null ? problems(validation.getValidationErrors())
                 : unknown != null ? problems(unknown.getUnboundProperties()) : problems(cause);
         if (problems.isEmpty()) {

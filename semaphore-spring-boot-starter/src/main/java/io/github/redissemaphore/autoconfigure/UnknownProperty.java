@@ -113,7 +113,7 @@ final class UnknownProperty {
                 && settings.stream().filter(other -> uniform(other).contains(unknown)).count() == 1;
     }
 
-    /** The form relaxed binding compares: lower case letters and digits only ({@code lease_time}: {@code leasetime}). */
+    /** The form relaxed binding compares, letters and digits only: {@code lease_time} is {@code leasetime}. */
     private static String uniform(String setting) {
         return ConfigurationPropertyName.of(setting).getElement(0, Form.UNIFORM);
     }

@@ -30,7 +30,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class UnguardableMethodsTest {
 
     private static final String NL = System.lineSeparator();
-    private static final String SWITCH = "Or, to start with it unguarded, set distributed-semaphore.unguardable-methods=warn.";
+    private static final String SWITCH =
+            "Or, to start with it unguarded, set distributed-semaphore.unguardable-methods=warn.";
 
     private final RedisServer server;
 
@@ -119,7 +120,8 @@ class UnguardableMethodsTest {
     @Test
     void warnStartsAnywayAndSaysWhichMethodsRunUnguarded(CapturedOutput output) {
         try (ConfigurableApplicationContext context = StartupFailures.run(server,
-                new Class<?>[] {PrivateMethod.class, FinalMethod.class}, "--distributed-semaphore.unguardable-methods=warn")) {
+                new Class<?>[] {PrivateMethod.class, FinalMethod.class},
+                "--distributed-semaphore.unguardable-methods=warn")) {
             assertThat(output).contains(" WARN ").contains("@DistributedSemaphore cannot guard a method of bean "
                             + "'unguardableMethodsTest.PrivateMethod' (" + PrivateMethod.class.getName() + "): "
                             + PrivateMethod.class.getName() + ".quote(String): it is private")

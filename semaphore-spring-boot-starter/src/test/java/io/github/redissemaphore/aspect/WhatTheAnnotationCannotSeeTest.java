@@ -33,8 +33,8 @@ class WhatTheAnnotationCannotSeeTest {
     private final ConfigurableApplicationContext context;
 
     WhatTheAnnotationCannotSeeTest(RedisServer server) {
-        this.context = StartupFailures.run(server, new Class<?>[] {ExposeProxy.class, Reports.class, ReportsClient.class,
-                Export.class});
+        this.context = StartupFailures.run(server,
+                new Class<?>[] {ExposeProxy.class, Reports.class, ReportsClient.class, Export.class});
     }
 
     @AfterEach

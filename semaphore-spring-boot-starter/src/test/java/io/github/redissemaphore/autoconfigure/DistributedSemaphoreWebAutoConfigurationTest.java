@@ -5,6 +5,7 @@ import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.web.SemaphoreExceptionHandler;
 
 import java.time.Duration;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -55,11 +56,12 @@ class DistributedSemaphoreWebAutoConfigurationTest {
 
     @Test
     void switchedOffByItsPropertyOrWithTheWholeStarter() {
-        for (AbstractApplicationContextRunner<?, ?, ?> runner : new AbstractApplicationContextRunner<?, ?, ?>[] {mvc, webFlux}) {
-            runner.withPropertyValues("distributed-semaphore.problem-details.enabled=false")
-                    .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(SemaphoreExceptionHandler.class));
-            runner.withPropertyValues("distributed-semaphore.enabled=false")
-                    .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(SemaphoreExceptionHandler.class));
+        for (AbstractApplicationContextRunner<?, ?, ?> runner : List.of(mvc, webFlux)) {
+            for (String off : List.of("distributed-semaphore.problem-details.enabled=false",
+                    "distributed-semaphore.enabled=false")) {
+                runner.withPropertyValues(off).run(context -> assertThat(context).hasNotFailed()
+                        .doesNotHaveBean(SemaphoreExceptionHandler.class));
+            }
         }
     }
 

@@ -37,7 +37,8 @@ class RelaxedPropertyNamesTest {
                     assertThat(context).hasNotFailed();
                     DistributedSemaphoreProperties properties = context.getBean(DistributedSemaphoreProperties.class);
                     assertThat(properties.defaults().leaseTime()).isEqualTo(Duration.ofSeconds(7));
-                    assertThat(properties.configuredSettings().get("pricing").leaseTime()).isEqualTo(Duration.ofSeconds(9));
+                    assertThat(properties.configuredSettings().get("pricing").leaseTime())
+                            .isEqualTo(Duration.ofSeconds(9));
                 });
     }
 

@@ -41,7 +41,7 @@ class UnknownPropertyTest {
         assertThat(UnknownProperty.distance("same", "same")).isZero();
     }
 
-    /** Each value below {@code type}, a semaphore of the {@code semaphores} map as {@code <prefix>.semaphores.pricing}. */
+    /** Each value below {@code type}; a semaphore of the map as {@code <prefix>.semaphores.pricing}. */
     private static void settings(Class<?> type, String prefix, List<String> into) {
         for (RecordComponent component : type.getRecordComponents()) {
             String name = prefix + "." + DataObjectPropertyName.toDashedForm(component.getName());

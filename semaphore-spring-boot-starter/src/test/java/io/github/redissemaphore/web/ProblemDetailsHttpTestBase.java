@@ -93,7 +93,8 @@ abstract class ProblemDetailsHttpTestBase {
 
     @Test
     void retryAfterIsTheConfiguredFigureInWholeSecondsRoundedUp() throws Exception {
-        try (ConfigurableApplicationContext app = start(server, "--distributed-semaphore.problem-details.retry-after=1500ms")) {
+        try (ConfigurableApplicationContext app = start(server,
+                "--distributed-semaphore.problem-details.retry-after=1500ms")) {
             HttpResponse<String> answer = whileHeld(app, REPORTS, () -> get(app, "/reports"));
             assertThat(answer.statusCode()).isEqualTo(429);
             assertThat(answer.headers().firstValue("Retry-After")).hasValue("2");
@@ -136,7 +137,8 @@ abstract class ProblemDetailsHttpTestBase {
 
     @Test
     void switchedOffTheLibraryAnswersNothing() throws Exception {
-        try (ConfigurableApplicationContext app = start(server, "--distributed-semaphore.problem-details.enabled=false")) {
+        try (ConfigurableApplicationContext app = start(server,
+                "--distributed-semaphore.problem-details.enabled=false")) {
             assertThat(app.getBeanNamesForType(SemaphoreExceptionHandler.class)).isEmpty();
             HttpResponse<String> answer = whileHeld(app, REPORTS, () -> get(app, "/reports"));
             assertThat(answer.statusCode()).as("Spring's answer to an exception nothing handles").isEqualTo(500);
