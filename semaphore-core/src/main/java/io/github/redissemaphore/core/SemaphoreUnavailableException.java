@@ -1,5 +1,7 @@
 package io.github.redissemaphore.core;
 
+import java.util.Optional;
+
 /**
  * Redis could not be reached, answered with an error, or the registry is shut down. The cause
  * says which.
@@ -8,11 +10,30 @@ public class SemaphoreUnavailableException extends SemaphoreException {
 
     private static final long serialVersionUID = 1L;
 
+    private final String semaphoreName;
+
     public SemaphoreUnavailableException(String message, Throwable cause) {
-        super(message, cause);
+        this(null, message, cause);
     }
 
     public SemaphoreUnavailableException(String message) {
-        super(message);
+        this(null, message, null);
+    }
+
+    /**
+     * @param semaphoreName the semaphore the failed call was for, or null when the failure is not one
+     *                      semaphore's (the registry is closed)
+     */
+    public SemaphoreUnavailableException(String semaphoreName, String message, Throwable cause) {
+        super(message, cause);
+        this.semaphoreName = semaphoreName;
+    }
+
+    /**
+     * @return the semaphore the failed call was for (for a keyed semaphore, with its key:
+     *         {@code exports:acme}); empty when the failure is not one semaphore's
+     */
+    public Optional<String> getSemaphoreName() {
+        return Optional.ofNullable(semaphoreName);
     }
 }

@@ -12,7 +12,6 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param instanceName  shown in every answer, to see which instance served a call
  * @param reportWork    how long one simulated report takes
  * @param exportWork    how long one simulated export takes
- * @param retryAfter    what a 429 or 503 answer advises in {@code Retry-After} (rounded up to seconds)
  * @param embeddedRedis the fallback Redis for a machine without one
  */
 @ConfigurationProperties("sample")
@@ -20,7 +19,6 @@ public record SampleProperties(
         @DefaultValue("sample") String instanceName,
         @DefaultValue("200ms") Duration reportWork,
         @DefaultValue("500ms") Duration exportWork,
-        @DefaultValue("1s") Duration retryAfter,
         @DefaultValue EmbeddedRedis embeddedRedis) {
 
     /**

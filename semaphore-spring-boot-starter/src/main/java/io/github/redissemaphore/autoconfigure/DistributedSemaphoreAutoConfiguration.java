@@ -1,6 +1,8 @@
 package io.github.redissemaphore.autoconfigure;
 
 import io.github.redissemaphore.aspect.DistributedSemaphoreAspect;
+import io.github.redissemaphore.aspect.UnguardableMethodsCheck;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties.UnguardableMethodsMode;
 import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
@@ -163,6 +165,8 @@ public final class DistributedSemaphoreAutoConfiguration {
     static class AspectConfiguration {
 
         private static final String ASPECT_ORDER = DistributedSemaphoreProperties.PREFIX + ".aspect-order";
+        private static final String UNGUARDABLE_METHODS =
+                DistributedSemaphoreProperties.PREFIX + ".unguardable-methods";
 
         @Bean
         @ConditionalOnMissingBean
@@ -174,6 +178,19 @@ public final class DistributedSemaphoreAutoConfiguration {
                     SingletonSupplier.of(() -> executor.getIfAvailable(ForkJoinPool::commonPool));
             return new DistributedSemaphoreAspect(registry::getObject, environment,
                     command -> asyncExecutor.obtain().execute(command), aspectOrder(environment));
+        }
+
+        /**
+         * Refuses {@code @DistributedSemaphore} methods no call can reach, as their beans are created;
+         * {@value #UNGUARDABLE_METHODS}{@code =warn} logs them instead. Read straight from the
+         * environment, as post-processors are created before any other bean: a value that is
+         * neither stops the start-up with the report on that property.
+         */
+        @Bean
+        static UnguardableMethodsCheck unguardableMethodsCheck(Environment environment) {
+            UnguardableMethodsMode mode = Binder.get(environment)
+                    .bind(UNGUARDABLE_METHODS, UnguardableMethodsMode.class).orElse(UnguardableMethodsMode.FAIL);
+            return new UnguardableMethodsCheck(mode == UnguardableMethodsMode.FAIL);
         }
 
         /**

@@ -19,8 +19,10 @@ import org.springframework.validation.annotation.Validated;
 /**
  * Configuration of the distributed semaphores, under {@code distributed-semaphore}. Every value
  * is checked when the application starts: a value out of range stops it with a message naming
- * the property and the allowed range. (The parameter descriptions below become the configuration
- * metadata that IDEs show, hence their style.)
+ * the property and the allowed range, and so does a property this type has no place for (a typo,
+ * reported with the closest known property). Environment variables and JVM system properties are
+ * not checked for unknown names: the environment holds many variables no application binds. (The
+ * parameter descriptions below become the configuration metadata that IDEs show, hence their style.)
  *
  * @param enabled         Whether to auto-configure the semaphore registry, the
  *                        DistributedSemaphore aspect, the metrics and the endpoint.
@@ -40,8 +42,17 @@ import org.springframework.validation.annotation.Validated;
  * @param waiterTick      How often a JVM with waiting callers refreshes their heartbeats and
  *                        catches grants whose message was lost. 50ms to 1h.
  * @param metrics         The semaphores' Micrometer meters.
+ * @param problemDetails  The answers of a Spring MVC or WebFlux application to a call refused for
+ *                        want of a permit (429) or because Redis is unavailable (503).
+ * @param unguardableMethods What to do at start-up about a DistributedSemaphore annotation that no
+ *                        call can reach: on a private, static or final method, on a method the bean's
+ *                        interface-based proxy does not expose, or on a bean the aspect does not
+ *                        advise. "fail" stops the start-up naming each such method and why; "warn"
+ *                        logs the same as a WARN and lets those methods run unguarded.
  */
-@ConfigurationProperties(DistributedSemaphoreProperties.PREFIX)
+// ignoreUnknownFields = false: a typo such as semaphores.pricing.permit stops the start-up instead
+// of leaving the setting at its default; Boot checks every property under the prefix against this type.
+@ConfigurationProperties(prefix = DistributedSemaphoreProperties.PREFIX, ignoreUnknownFields = false)
 @Validated
 @HeartbeatOutlastsTicks
 public record DistributedSemaphoreProperties(
@@ -54,7 +65,9 @@ public record DistributedSemaphoreProperties(
         @DurationMax(hours = 1, message = BETWEEN_1S_AND_1H) Duration waiterHeartbeat,
         @DefaultValue("1s") @DurationMin(millis = 50, message = BETWEEN_50MS_AND_1H)
         @DurationMax(hours = 1, message = BETWEEN_50MS_AND_1H) Duration waiterTick,
-        @DefaultValue @Valid Metrics metrics) {
+        @DefaultValue @Valid Metrics metrics,
+        @DefaultValue @Valid ProblemDetails problemDetails,
+        @DefaultValue("fail") UnguardableMethodsMode unguardableMethods) {
 
     /** Where the properties live. */
     static final String PREFIX = "distributed-semaphore";
@@ -68,6 +81,7 @@ public record DistributedSemaphoreProperties(
     private static final String REPLICATION_RANGE = "must be between 1ms and 1m";
     private static final String BETWEEN_1S_AND_1H = "must be between 1s and 1h";
     private static final String BETWEEN_50MS_AND_1H = "must be between 50ms and 1h";
+    private static final String RETRY_AFTER_RANGE = "must be between 1ms and 24h";
 
     public DistributedSemaphoreProperties {
         semaphores = semaphores == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
@@ -90,6 +104,33 @@ public record DistributedSemaphoreProperties(
      *                observations. Their spans stay.
      */
     public record Metrics(@DefaultValue("true") boolean enabled) {
+    }
+
+    /**
+     * The answers of a web application to the semaphores' exceptions, as RFC 9457 problem details.
+     *
+     * @param enabled    Whether a Spring MVC or WebFlux application answers SemaphoreRejectedException with
+     *                   429 Too Many Requests and SemaphoreUnavailableException with 503 Service Unavailable,
+     *                   as problem details naming the semaphore. The application's own exception handlers
+     *                   take precedence.
+     * @param retryAfter What both answers advise in Retry-After, rounded up to whole seconds. Not set: no
+     *                   Retry-After, as the library cannot tell when a permit frees up or Redis answers
+     *                   again. 1ms to 24h.
+     */
+    public record ProblemDetails(
+            @DefaultValue("true") boolean enabled,
+            @DurationMin(millis = 1, message = RETRY_AFTER_RANGE) @DurationMax(hours = 24, message = RETRY_AFTER_RANGE)
+            Duration retryAfter) {
+    }
+
+    /** What the start-up does about a DistributedSemaphore annotation the aspect can never apply. */
+    public enum UnguardableMethodsMode {
+
+        /** Stop the start-up, naming each method and why. */
+        FAIL,
+
+        /** Log a WARN naming each method and why, once per class, and let those methods run unguarded. */
+        WARN
     }
 
     /**

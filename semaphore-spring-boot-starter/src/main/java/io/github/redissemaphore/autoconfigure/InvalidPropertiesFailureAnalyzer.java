@@ -8,6 +8,7 @@ import java.util.stream.Collectors;
 
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
+import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
 import org.springframework.boot.context.properties.bind.validation.ValidationErrors;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
@@ -23,11 +24,12 @@ import org.springframework.validation.FieldError;
 import org.springframework.validation.ObjectError;
 
 /**
- * Turns a property under {@code distributed-semaphore} that cannot be bound or breaks a rule into
- * a start-up failure report a person can act on: each property named in the dashed form it is
- * written in ({@code semaphores.reports.lease-time}, not {@code semaphores[reports].leaseTime}),
- * its value as written ({@code -5s}, not {@code PT-5S}) and where it comes from, why it is wrong,
- * what it may be, and what to change. Boot's own analyzers report the same failures in the terms
+ * Turns a property under {@code distributed-semaphore} that cannot be bound, breaks a rule or is
+ * not one the starter knows (a typo, see {@link UnknownProperty}) into a start-up failure report a
+ * person can act on: each property named in the dashed form it is written in
+ * ({@code semaphores.reports.lease-time}, not {@code semaphores[reports].leaseTime}), its value as
+ * written ({@code -5s}, not {@code PT-5S}) and where it comes from, why it is wrong, what it may be,
+ * and what to change. Boot's own analyzers report the same failures in the terms
  * of the Java classes; this one runs before them ({@link #getOrder()}) and leaves every other
  * failure to them.
  */
@@ -45,7 +47,10 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
         BindValidationException validation = findCause(cause, BindValidationException.class);
-        List<Problem> problems = validation != null ? problems(validation.getValidationErrors()) : problems(cause);
+        UnboundConfigurationPropertiesException unknown =
+                findCause(cause, UnboundConfigurationPropertiesException.class);
+        List<Problem> problems = validation != null ? problems(validation.getValidationErrors())
+                : unknown != null ? problems(unknown.getUnboundProperties()) : problems(cause);
         if (problems.isEmpty()) {
             return null;
         }
@@ -87,6 +92,20 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
                 return List.of();
             }
             problems.add(problem(setting, name, error, errors.getBoundProperties()));
+        }
+        return problems;
+    }
+
+    /** Properties the starter has no place for, e.g. {@code semaphores.pricing.permit}: typos, all at once. */
+    private static List<Problem> problems(Set<ConfigurationProperty> unknown) {
+        List<Problem> problems = new ArrayList<>();
+        for (ConfigurationProperty property : unknown) {
+            UnknownProperty described = UnknownProperty.of(property.getName());
+            if (described == null) {
+                return List.of();
+            }
+            problems.add(new Problem(described.property(), quote(String.valueOf(property.getValue())),
+                    property.getOrigin(), described.reason(), described.allowed(), described.action()));
         }
         return problems;
     }

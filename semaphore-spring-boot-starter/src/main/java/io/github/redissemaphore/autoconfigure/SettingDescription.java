@@ -6,6 +6,7 @@ import java.lang.reflect.Parameter;
 import java.lang.reflect.RecordComponent;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -133,12 +134,21 @@ final class SettingDescription {
             SemaphoreName rule = field.getAnnotation(SemaphoreName.class);
             return rule != null ? rule(rule) : "text";
         }
-        return type.getSimpleName();
+        return type.isEnum() ? constants(type) : type.getSimpleName();
     }
 
     /** @return true if the property holds settings rather than a value: {@code defaults}, {@code semaphores.<name>} */
     boolean isGroup() {
         return Map.class.isAssignableFrom(valueType) || valueType.isRecord();
+    }
+
+    /**
+     * @return the settings directly below this group in dashed form ({@code permits}, {@code lease-time},
+     *         ...); empty for a value and for a group of named semaphores, under which any name is allowed
+     */
+    List<String> settings() {
+        return valueType.isRecord() ? Arrays.stream(valueType.getRecordComponents())
+                .map(setting -> DataObjectPropertyName.toDashedForm(setting.getName())).toList() : List.of();
     }
 
     /**
@@ -160,6 +170,9 @@ final class SettingDescription {
         }
         if (valueType == int.class || valueType == Integer.class) {
             return "a whole number";
+        }
+        if (valueType.isEnum()) {
+            return constants(valueType);
         }
         return valueType == Duration.class ? "a duration" + DURATION_EXAMPLES : "a " + valueType.getSimpleName();
     }
@@ -259,6 +272,14 @@ final class SettingDescription {
     private static String format(DurationMax max) {
         return format(Duration.ofDays(max.days()).plusHours(max.hours()).plusMinutes(max.minutes())
                 .plusSeconds(max.seconds()).plusMillis(max.millis()).plusNanos(max.nanos()));
+    }
+
+    /** The values of an enum as a property takes them: "fail or warn". */
+    private static String constants(Class<?> type) {
+        List<String> values = Arrays.stream(type.getEnumConstants())
+                .map(constant -> ((Enum<?>) constant).name().toLowerCase(Locale.ROOT).replace('_', '-')).toList();
+        return values.size() == 1 ? values.get(0)
+                : String.join(", ", values.subList(0, values.size() - 1)) + " or " + values.get(values.size() - 1);
     }
 
     private static String settingsOf(Class<?> record) {

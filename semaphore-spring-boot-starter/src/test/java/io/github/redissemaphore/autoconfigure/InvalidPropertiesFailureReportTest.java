@@ -70,6 +70,12 @@ class InvalidPropertiesFailureReportTest {
             "waiter-tick                  | 2h         | must be between 50ms and 1h     | a duration from 50ms to 1h" + DURATION,
             "waiter-tick                  | soon       | 'soon' is not a duration" + DURATION + " | a duration from 50ms to 1h" + DURATION,
             "metrics.enabled              | flase      | 'flase' is not true or false    | true or false",
+            "unguardable-methods          | ignore     | 'ignore' is not fail or warn    | fail or warn",
+            "problem-details.enabled      | flase      | 'flase' is not true or false    | true or false",
+            "problem-details.retry-after  | 0s         | must be between 1ms and 24h     | a duration from 1ms to 24h"
+                    + DURATION,
+            "problem-details.retry-after  | soon       | 'soon' is not a duration" + DURATION
+                    + " | a duration from 1ms to 24h" + DURATION,
     })
     void namesThePropertyTheValueAsWrittenAndWhatIsAllowed(String property, String value, String reason,
                                                           String allowed, CapturedOutput output) {

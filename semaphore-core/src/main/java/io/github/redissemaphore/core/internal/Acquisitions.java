@@ -158,9 +158,9 @@ final class Acquisitions extends SemaphorePart {
     }
 
     private SemaphoreUnavailableException notReplicated(int acknowledged) {
-        return new SemaphoreUnavailableException("A permit of semaphore '" + name() + "' was granted, but only "
+        return new SemaphoreUnavailableException(name(), "A permit of semaphore '" + name() + "' was granted, but only "
                 + acknowledged + " of the " + settings.replicas() + " replicas required acknowledged it within "
-                + settings.replicationTimeout().toMillis() + " ms; it was given back");
+                + settings.replicationTimeout().toMillis() + " ms; it was given back", null);
     }
 
     /**
@@ -305,8 +305,9 @@ final class Acquisitions extends SemaphorePart {
         ScheduledFuture<?> timer = registry.scheduler().schedule(() -> {
             if (answered.compareAndSet(false, true)) {
                 forget(pending);
-                pending.future.completeExceptionally(new SemaphoreUnavailableException("The wait for semaphore '"
-                        + name() + "' ended, and Redis did not answer in time to say whether it had been granted"));
+                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), "The wait for"
+                        + " semaphore '" + name() + "' ended, and Redis did not answer in time to say whether it had"
+                        + " been granted", null));
             }
         }, Instant.now().plusNanos(Math.max(answerBy - System.nanoTime(), 0)));
         commands.cancelAsync(keys, settings.permits(), pending.id, false).whenCompleteAsync((reply, error) -> {
@@ -370,8 +371,8 @@ final class Acquisitions extends SemaphorePart {
                         seen(replicated.reply().usage());
                         long status = replicated.reply().statuses().get(0);
                         if (status <= 0) {
-                            failure = new SemaphoreUnavailableException("A permit of semaphore '" + name()
-                                    + "' was granted, but its claim ended before this JVM could confirm it");
+                            failure = new SemaphoreUnavailableException(name(), "A permit of semaphore '" + name()
+                                    + "' was granted, but its claim ended before this JVM could confirm it", null);
                         } else if (replicated.acknowledged() < settings.replicas()) {
                             failure = notReplicated(replicated.acknowledged());
                             unacknowledged = true;

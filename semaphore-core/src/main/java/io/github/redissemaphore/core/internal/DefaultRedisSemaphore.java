@@ -242,7 +242,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         lifecycle.lock();
         try {
             if (closing) {
-                throw new SemaphoreUnavailableException("The semaphore registry is closed");
+                throw new SemaphoreUnavailableException(name(), "The semaphore registry is closed", null);
             }
             if (!retired) {
                 starting++;
@@ -384,7 +384,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         awaitStarts();
         tick.stop();
         SemaphoreUnavailableException closed =
-                new SemaphoreUnavailableException("The semaphore registry is shutting down");
+                new SemaphoreUnavailableException(name(), "The semaphore registry is shutting down", null);
         List<CompletableFuture<Void>> cleanUps = new ArrayList<>();
         waiting.values().forEach(pending -> cleanUps.add(acquisitions.abandon(pending, closed)));
         // All releases at once, not one command timeout after another while Redis is down.

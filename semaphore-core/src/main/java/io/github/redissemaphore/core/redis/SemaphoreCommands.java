@@ -514,7 +514,8 @@ public final class SemaphoreCommands {
                                 : cause);
                     }
                     if (value == null) {
-                        throw new SemaphoreUnavailableException("Redis gave no reply for semaphore '" + keys.name() + "'");
+                        throw new SemaphoreUnavailableException(keys.name(),
+                                "Redis gave no reply for semaphore '" + keys.name() + "'", null);
                     }
                     return parse.apply(value);
                 });
@@ -550,7 +551,8 @@ public final class SemaphoreCommands {
             RedisClusterNode master = cluster.getStatefulConnection().getPartitions()
                     .getMasterBySlot(SlotHash.getSlot(keys.encoded().get(0)));
             if (master == null) {
-                throw new SemaphoreUnavailableException("No master known for semaphore '" + keys.name() + "'");
+                throw new SemaphoreUnavailableException(keys.name(),
+                        "No master known for semaphore '" + keys.name() + "'", null);
             }
             return cluster.getConnection(master.getNodeId());
         }
@@ -587,7 +589,7 @@ public final class SemaphoreCommands {
             return reply.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new SemaphoreUnavailableException("Interrupted while waiting for Redis for semaphore '"
+            throw new SemaphoreUnavailableException(keys.name(), "Interrupted while waiting for Redis for semaphore '"
                     + keys.name() + "'", e);
         } catch (ExecutionException e) {
             throw unavailable(keys.name(), e.getCause());
@@ -608,8 +610,8 @@ public final class SemaphoreCommands {
         if (error instanceof SemaphoreException e) {
             return e;
         }
-        return new SemaphoreUnavailableException("Redis unavailable for semaphore '" + name + "': " + error.getMessage(),
-                error);
+        return new SemaphoreUnavailableException(name,
+                "Redis unavailable for semaphore '" + name + "': " + error.getMessage(), error);
     }
 
     private static Throwable cause(Throwable error) {

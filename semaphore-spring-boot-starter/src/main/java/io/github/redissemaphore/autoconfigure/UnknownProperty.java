@@ -1,0 +1,154 @@
+package io.github.redissemaphore.autoconfigure;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName.Form;
+
+/**
+ * A property under {@code distributed-semaphore} that {@link DistributedSemaphoreProperties} has
+ * no place for, such as {@code semaphores.pricing.permit}: a typo that would otherwise leave the
+ * setting at its default without a word. Told as the user wrote it, with the settings allowed where
+ * it stands and the closest of them, all read off the properties type through
+ * {@link SettingDescription}: a property added there is known here without a change.
+ */
+final class UnknownProperty {
+
+    private static final Pattern PLAIN_ELEMENT = Pattern.compile("[A-Za-z0-9_-]+");
+
+    private final ConfigurationPropertyName name;
+    private final int known;
+    private final SettingDescription parent;
+
+    private UnknownProperty(ConfigurationPropertyName name, int known, SettingDescription parent) {
+        this.name = name;
+        this.known = known;
+        this.parent = parent;
+    }
+
+    /** @return {@code name} explained, or null if it is not under {@code distributed-semaphore} or is known */
+    static UnknownProperty of(ConfigurationPropertyName name) {
+        for (int known = name.getNumberOfElements() - 1; known > 0; known--) {
+            SettingDescription parent = SettingDescription.of(name.chop(known));
+            if (parent != null) {
+                return new UnknownProperty(name, known, parent);
+            }
+        }
+        return null;
+    }
+
+    /** @return the property as written: {@code distributed-semaphore.semaphores.pricing.permit} */
+    String property() {
+        return written(name);
+    }
+
+    /** @return why it is refused, with the closest known property when one is close */
+    String reason() {
+        if (!parent.isGroup()) {
+            return parent.property() + " takes a value, not settings";
+        }
+        return closest().map(closest -> "unknown property: did you mean "
+                        + written(closest.subName(known)) + "?")
+                .orElse("unknown property");
+    }
+
+    /** @return what may stand where the unknown element does: the settings of the group it is in */
+    String allowed() {
+        return parent.isGroup() ? String.join(", ", parent.settings()) : parent.allowed();
+    }
+
+    /** @return what to change */
+    String action() {
+        if (!parent.isGroup()) {
+            return "Set " + parent.property() + " itself, to " + parent.allowed() + ".";
+        }
+        return closest().map(closest -> "Rename " + property() + " to " + written(closest) + ".")
+                .orElse("Remove " + property() + ", or write one of the settings allowed under " + parent.property()
+                        + ": " + allowed() + ".");
+    }
+
+    /**
+     * The known property the user most likely meant: the unknown element replaced by the setting
+     * nearest to it ({@code permit}: {@code permits}), else a level the user left out put in
+     * ({@code distributed-semaphore.permits}: {@code distributed-semaphore.defaults.permits},
+     * {@code distributed-semaphore.pricing.permits}: {@code distributed-semaphore.semaphores.pricing.permits}).
+     * Only a candidate that names a value is offered.
+     */
+    private Optional<ConfigurationPropertyName> closest() {
+        String unknown = name.getElement(known, Form.UNIFORM);
+        ConfigurationPropertyName rest = name.subName(known + 1);
+        List<String> settings = parent.settings();
+        List<String> near = settings.stream()
+                .filter(setting -> isValue(candidate(setting, rest)) && isNear(unknown, uniform(setting), settings))
+                .sorted(Comparator.comparingInt(setting -> distance(unknown, uniform(setting))))
+                .toList();
+        if (!near.isEmpty()) {
+            return Optional.of(candidate(near.get(0), rest));
+        }
+        ConfigurationPropertyName below = name.subName(known);
+        return settings.stream().map(group -> candidate(group, below)).filter(UnknownProperty::isValue).findFirst();
+    }
+
+    private ConfigurationPropertyName candidate(String setting, ConfigurationPropertyName rest) {
+        return name.chop(known).append(setting).append(rest);
+    }
+
+    private static boolean isValue(ConfigurationPropertyName candidate) {
+        SettingDescription setting = SettingDescription.of(candidate);
+        return setting != null && !setting.isGroup();
+    }
+
+    /**
+     * A third of the name's letters wrong at most ({@code permit}, {@code leaseTme}), or the name
+     * is part of one setting only ({@code lease} for {@code lease-time}), never a guess among several.
+     */
+    private static boolean isNear(String unknown, String setting, List<String> settings) {
+        if (distance(unknown, setting) <= Math.max(1, unknown.length() / 3)) {
+            return true;
+        }
+        return unknown.length() >= 4 && setting.contains(unknown)
+                && settings.stream().filter(other -> uniform(other).contains(unknown)).count() == 1;
+    }
+
+    /** The form relaxed binding compares, letters and digits only: {@code lease_time} is {@code leasetime}. */
+    private static String uniform(String setting) {
+        return ConfigurationPropertyName.of(setting).getElement(0, Form.UNIFORM);
+    }
+
+    /** Levenshtein distance: the fewest letters to insert, delete or replace to turn one into the other. */
+    static int distance(String a, String b) {
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int replace = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(replace, Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] swap = previous;
+            previous = current;
+            current = swap;
+        }
+        return previous[b.length()];
+    }
+
+    /** Each element as the source has it ({@code leaseTme}, not {@code leasetme}); a name with dots in brackets. */
+    private static String written(ConfigurationPropertyName name) {
+        StringBuilder written = new StringBuilder();
+        for (int i = 0; i < name.getNumberOfElements(); i++) {
+            String element = name.getElement(i, Form.ORIGINAL);
+            if (!PLAIN_ELEMENT.matcher(element).matches()) {
+                written.append('[').append(element).append(']');
+            } else {
+                written.append(written.isEmpty() ? "" : ".").append(element);
+            }
+        }
+        return written.toString();
+    }
+}
