@@ -5,7 +5,6 @@ import io.github.redissemaphore.core.observation.DefaultSemaphoreHoldObservation
 import io.github.redissemaphore.core.observation.DefaultSemaphoreObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
 import io.micrometer.observation.ObservationRegistry;
 
 import java.time.Duration;
@@ -84,7 +83,6 @@ public interface SemaphoreRegistry extends AutoCloseable {
         private SemaphoreSettings defaults = SemaphoreSettings.DEFAULTS;
         private final Map<String, SemaphoreSettings> configured = new LinkedHashMap<>();
         private TaskScheduler taskScheduler;
-        private SemaphoreScripts scripts;
         private final List<SemaphoreListener> listeners = new ArrayList<>();
         private Duration waiterHeartbeat = Duration.ofSeconds(5);
         private Duration waiterTick = Duration.ofSeconds(1);
@@ -117,12 +115,6 @@ public interface SemaphoreRegistry extends AutoCloseable {
         /** Scheduler for renewal ticks and wait deadlines; without one the registry makes and owns one. */
         public Builder taskScheduler(TaskScheduler taskScheduler) {
             this.taskScheduler = taskScheduler;
-            return this;
-        }
-
-        /** The Lua scripts; default {@link SemaphoreScripts#load()}. */
-        public Builder scripts(SemaphoreScripts scripts) {
-            this.scripts = scripts;
             return this;
         }
 
@@ -181,7 +173,7 @@ public interface SemaphoreRegistry extends AutoCloseable {
                         + waiterTick.toMillis() + " ms), but was " + waiterHeartbeat.toMillis() + " ms");
             }
             DefaultSemaphoreRegistry registry = new DefaultSemaphoreRegistry(connectionFactory, keyPrefix, defaults,
-                    configured, taskScheduler, scripts == null ? SemaphoreScripts.load() : scripts, listeners,
+                    configured, taskScheduler, listeners,
                     waiterHeartbeat, waiterTick, observationRegistry, observationConvention,
                     holdObservationConvention);
             registry.start();

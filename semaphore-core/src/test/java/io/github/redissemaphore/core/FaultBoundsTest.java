@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.FaultAdmin;
 import io.github.redissemaphore.test.RedisCluster;
@@ -867,7 +867,7 @@ class FaultBoundsTest {
             List<String> calls = new ArrayList<>();
             for (String line : monitored) {
                 for (String name : NAMES) {
-                    String sha = io.github.redissemaphore.core.redis.SemaphoreScripts.script(name).getSha1();
+                    String sha = io.github.redissemaphore.core.internal.redis.Scripts.load(name).getSha1();
                     if (line.contains("\"EVALSHA\" \"" + sha + "\"")) {
                         calls.add("EVALSHA " + name);
                     } else if (line.contains("\"EVAL\" ") && line.contains("-- " + name + ": ")) {

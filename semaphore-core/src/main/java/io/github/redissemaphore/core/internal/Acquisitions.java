@@ -5,11 +5,16 @@ import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreListener.Outcome;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Acquired;
+import io.github.redissemaphore.core.internal.redis.AcquireScript;
+import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
+import io.github.redissemaphore.core.internal.redis.CancelScript;
+import io.github.redissemaphore.core.internal.redis.RenewScript;
+import io.github.redissemaphore.core.internal.redis.ReplicaWait.Replication;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -126,12 +131,9 @@ final class Acquisitions extends SemaphorePart {
      */
     private CompletableFuture<Acquired> acquireCall(PendingAcquisition pending, boolean wait) {
         if (!settings.waitsForReplicas()) {
-            return commands.acquireAsync(keys, settings.permits(), pending.id, pending.count, pending.leaseTime,
-                    wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner());
+            return commands.send(keys, acquire(pending, wait));
         }
-        return commands.acquireReplicatedAsync(keys, settings.permits(), pending.id, pending.count,
-                pending.leaseTime, wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner(),
-                replication()).thenCompose(replicated -> {
+        return replicas.send(keys, acquire(pending, wait), replication()).thenCompose(replicated -> {
                     Acquired reply = replicated.reply();
                     if (reply.status() == Acquired.Status.GRANTED && replicated.acknowledged() < settings.replicas()) {
                         return givenBack(pending).thenApplyAsync(ignored -> {
@@ -152,8 +154,13 @@ final class Acquisitions extends SemaphorePart {
         return cleanUp(pending).copy().completeOnTimeout(null, commands.timeout().toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    private SemaphoreCommands.Replication replication() {
-        return new SemaphoreCommands.Replication(settings.replicas(), settings.replicationTimeout(),
+    private AcquireScript acquire(PendingAcquisition pending, boolean wait) {
+        return new AcquireScript(settings.permits(), pending.id, pending.count, pending.leaseTime, wait,
+                settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner());
+    }
+
+    private Replication replication() {
+        return new Replication(settings.replicas(), settings.replicationTimeout(),
                 registry.callbacks());
     }
 
@@ -198,7 +205,7 @@ final class Acquisitions extends SemaphorePart {
             // An interrupt of the caller stops the client library's wait too: that is no outage.
             Throwable failure = callersThread && Thread.currentThread().isInterrupted()
                     ? new CancellationException("interrupted while acquiring semaphore '" + name() + "'")
-                    : SemaphoreCommands.failure(error);
+                    : ScriptRunner.failure(error);
             if (pending.end(false) != null) {
                 forget(pending);
                 pending.future.completeExceptionally(failure);
@@ -309,14 +316,14 @@ final class Acquisitions extends SemaphorePart {
                         + name() + "' ended, and Redis did not answer in time to say whether it had been granted"));
             }
         }, Instant.now().plusNanos(Math.max(answerBy - System.nanoTime(), 0)));
-        commands.cancelAsync(keys, settings.permits(), pending.id, false).whenCompleteAsync((reply, error) -> {
+        commands.send(keys, new CancelScript(settings.permits(), pending.id, false)).whenCompleteAsync((reply, error) -> {
             timer.cancel(false);
             if (!answered.compareAndSet(false, true)) {
                 // The caller has been answered: whatever this found goes back.
                 cleanUp(pending);
             } else if (error != null) {
                 forget(pending);
-                pending.future.completeExceptionally(SemaphoreCommands.failure(error));
+                pending.future.completeExceptionally(ScriptRunner.failure(error));
                 // The entry may still be there, or granted: take it back once Redis answers.
                 cleanUp(pending);
             } else {
@@ -361,10 +368,10 @@ final class Acquisitions extends SemaphorePart {
             return;
         }
         long sentNanos = System.nanoTime();
-        commands.renewReplicatedAsync(keys, settings.permits(), registry.waiterHeartbeat(), inboxChannel, pending.id,
-                        replication())
+        replicas.send(keys, new RenewScript(settings.permits(), registry.waiterHeartbeat(), inboxChannel,
+                        List.of(pending.id)), replication())
                 .whenCompleteAsync((replicated, error) -> {
-                    Throwable failure = error != null ? SemaphoreCommands.failure(error) : null;
+                    Throwable failure = error != null ? ScriptRunner.failure(error) : null;
                     boolean unacknowledged = false;
                     if (replicated != null) {
                         seen(replicated.reply().usage());
@@ -448,6 +455,6 @@ final class Acquisitions extends SemaphorePart {
      */
     private CompletableFuture<Void> cleanUp(PendingAcquisition pending) {
         return persist("take " + Ids.shown(pending.id) + " out of", pending.leaseTime,
-                () -> commands.cancelAsync(keys, settings.permits(), pending.id, true), reply -> seen(reply.usage()));
+                () -> commands.send(keys, new CancelScript(settings.permits(), pending.id, true)), reply -> seen(reply.usage()));
     }
 }

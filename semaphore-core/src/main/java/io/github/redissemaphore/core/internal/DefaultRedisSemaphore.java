@@ -7,9 +7,12 @@ import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.OverrideScript;
+import io.github.redissemaphore.core.internal.redis.ReplicaWait;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.StateScript;
+import io.github.redissemaphore.core.internal.redis.Usage;
 import io.micrometer.observation.Observation;
 
 import java.time.Duration;
@@ -42,7 +45,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private static final int STATE_LIST_LIMIT = 1000;
 
     final DefaultSemaphoreRegistry registry;
-    final SemaphoreCommands commands;
+    final ScriptRunner commands;
+    final ReplicaWait replicas;
     final SemaphoreSettings settings;
     final SemaphoreKeys keys;
     /** The name without its key ({@code "exports"} of {@code "exports:acme"}); the name when not keyed. */
@@ -79,6 +83,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                           SemaphoreSettings settings) {
         this.registry = registry;
         this.commands = registry.commands();
+        this.replicas = registry.replicas();
         this.settings = settings;
         this.baseName = baseName;
         this.key = key;
@@ -158,7 +163,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public SemaphoreState state() {
-        SemaphoreCommands.State reply = commands.state(keys, settings.permits(), STATE_LIST_LIMIT);
+        StateScript.Read reply = commands.call(keys, new StateScript(name(), settings.permits(), STATE_LIST_LIMIT));
         seen(reply.usage());
         return reply.state();
     }
@@ -180,13 +185,13 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             throw new IllegalArgumentException("limit must be between 1 and " + SemaphoreSettings.MAX_PERMITS
                     + ", but was " + limit);
         }
-        seen(commands.overrideLimit(keys, settings.permits(), limit));
+        seen(commands.call(keys, new OverrideScript(settings.permits(), limit)));
         log.info("Semaphore '{}': runtime limit set to {} (configured here: {})", name(), limit, settings.permits());
     }
 
     @Override
     public void clearLimitOverride() {
-        seen(commands.overrideLimit(keys, settings.permits(), 0));
+        seen(commands.call(keys, new OverrideScript(settings.permits(), 0)));
         log.info("Semaphore '{}': runtime limit cleared; the configured {} applies here", name(), settings.permits());
     }
 

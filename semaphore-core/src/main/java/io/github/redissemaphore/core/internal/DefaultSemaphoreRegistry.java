@@ -8,9 +8,10 @@ import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
+import io.github.redissemaphore.core.internal.redis.RedisConnections;
+import io.github.redissemaphore.core.internal.redis.ReplicaWait;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.observation.ObservationRegistry;
 
@@ -60,7 +61,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final Map<String, SemaphoreSettings> configured;
     private final TaskScheduler scheduler;
     private final ThreadPoolTaskScheduler ownScheduler;
-    private final SemaphoreCommands commands;
+    private final ScriptRunner commands;
+    private final ReplicaWait replicas;
     private final Listeners listeners;
     private final Observations observations;
     private final Duration waiterHeartbeat;
@@ -91,7 +93,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
 
     public DefaultSemaphoreRegistry(RedisConnectionFactory connectionFactory, String keyPrefix,
                                     SemaphoreSettings defaults, Map<String, SemaphoreSettings> configured,
-                                    TaskScheduler scheduler, SemaphoreScripts scripts,
+                                    TaskScheduler scheduler,
                                     List<SemaphoreListener> listeners, Duration waiterHeartbeat,
                                     Duration waiterTick, ObservationRegistry observationRegistry,
                                     SemaphoreObservationConvention acquireConvention,
@@ -112,7 +114,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             this.scheduler = scheduler;
         }
         this.observations = new Observations(observationRegistry, acquireConvention, holdConvention);
-        this.commands = new SemaphoreCommands(connectionFactory, scripts, observations.inCallersObservation(callbacks));
+        RedisConnections connections = new RedisConnections(connectionFactory,
+                observations.inCallersObservation(callbacks));
+        this.commands = new ScriptRunner(connections);
+        this.replicas = new ReplicaWait(connections);
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
@@ -345,8 +350,12 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         waiters.remove(waiterId);
     }
 
-    SemaphoreCommands commands() {
+    ScriptRunner commands() {
         return commands;
+    }
+
+    ReplicaWait replicas() {
+        return replicas;
     }
 
     String keyPrefix() {

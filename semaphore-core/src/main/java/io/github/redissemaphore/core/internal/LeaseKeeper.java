@@ -1,7 +1,8 @@
 package io.github.redissemaphore.core.internal;
 
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Renewed;
+import io.github.redissemaphore.core.internal.redis.RenewScript;
+import io.github.redissemaphore.core.internal.redis.RenewScript.Renewed;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -115,7 +116,7 @@ final class LeaseKeeper extends SemaphorePart {
         waiters.forEach(pending -> ids.add(pending.id));
         long sentNanos = tick ? renewalInFlight.get() : System.nanoTime();
         watchLeases(leases);
-        commands.renewAsync(keys, settings.permits(), registry.waiterHeartbeat(), inboxChannel, ids)
+        commands.send(keys, new RenewScript(settings.permits(), registry.waiterHeartbeat(), inboxChannel, ids))
                 .whenCompleteAsync((reply, error) -> {
                     if (tick) {
                         renewalInFlight.set(NONE);
@@ -184,7 +185,7 @@ final class LeaseKeeper extends SemaphorePart {
         renewalFailingSince.compareAndSet(NONE, sentNanos);
         if (!renewalFailing) {
             log.warn("Renewing semaphore '{}' failed, retrying every tick: {}", name(),
-                    SemaphoreCommands.failure(error).getMessage());
+                    ScriptRunner.failure(error).getMessage());
             renewalFailing = true;
         }
         leases.stream().filter(this::aboutToEnd)

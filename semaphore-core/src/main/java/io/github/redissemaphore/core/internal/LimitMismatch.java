@@ -1,6 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
+import io.github.redissemaphore.core.internal.redis.Usage;
 
 import java.time.Duration;
 import java.time.Instant;

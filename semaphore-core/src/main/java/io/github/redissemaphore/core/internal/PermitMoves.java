@@ -2,8 +2,10 @@ package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Leased;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Released;
+import io.github.redissemaphore.core.internal.redis.LeaseScript;
+import io.github.redissemaphore.core.internal.redis.LeaseScript.Leased;
+import io.github.redissemaphore.core.internal.redis.ReleaseScript;
+import io.github.redissemaphore.core.internal.redis.ReleaseScript.Released;
 
 import java.time.Duration;
 import java.util.List;
@@ -24,7 +26,7 @@ final class PermitMoves extends SemaphorePart {
 
     /** See {@link DefaultRedisSemaphore#forceRelease(String)}: the holder sees its permit lost. */
     boolean forceRelease(String permitId) {
-        Released reply = commands.release(keys, settings.permits(), permitId);
+        Released reply = commands.call(keys, ReleaseScript.byForce(settings.permits(), permitId));
         seen(reply.usage());
         return reply.released();
     }
@@ -46,7 +48,7 @@ final class PermitMoves extends SemaphorePart {
         }
         Released reply;
         try {
-            reply = commands.releaseHandingOver(keys, settings.permits(), permitId, inboxChannel);
+            reply = commands.call(keys, ReleaseScript.handingOver(settings.permits(), permitId, inboxChannel));
         } catch (SemaphoreUnavailableException e) {
             if (mine) {
                 log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease"
@@ -64,7 +66,7 @@ final class PermitMoves extends SemaphorePart {
     Optional<Permit> adopt(String permitId) {
         registry.checkOpen();
         long sentNanos = System.nanoTime();
-        Leased reply = commands.adopt(keys, settings.permits(), permitId, inboxChannel, Ids.owner());
+        Leased reply = commands.call(keys, LeaseScript.adopt(settings.permits(), permitId, inboxChannel, Ids.owner()));
         seen(reply.usage());
         if (reply.status() != Leased.Status.HELD) {
             return Optional.empty();
@@ -95,7 +97,7 @@ final class PermitMoves extends SemaphorePart {
         long sentNanos = System.nanoTime();
         Leased reply;
         try {
-            reply = commands.extend(keys, settings.permits(), permit.id(), leaseTime, inboxChannel);
+            reply = commands.call(keys, LeaseScript.extend(settings.permits(), permit.id(), leaseTime, inboxChannel));
         } catch (SemaphoreUnavailableException e) {
             permit.mayHaveSet(sentNanos, leaseTime);
             tick.wake();
@@ -131,12 +133,12 @@ final class PermitMoves extends SemaphorePart {
     void releasedPart(DefaultPermit permit, int keep) {
         Released reply;
         try {
-            reply = commands.release(keys, settings.permits(), permit.id(), keep, inboxChannel);
+            reply = commands.call(keys, ReleaseScript.own(settings.permits(), permit.id(), keep, inboxChannel));
         } catch (SemaphoreUnavailableException e) {
             log.warn("Could not give back part of {} of semaphore '{}' ({}); retrying until Redis answers or the lease"
                     + " ends", Ids.shown(permit.id()), name(), e.getMessage());
             persist("give back part of " + Ids.shown(permit.id()) + " of", Duration.ofNanos(permit.leaseNanos()),
-                    () -> commands.releaseAsync(keys, settings.permits(), permit.id(), keep, inboxChannel),
+                    () -> commands.send(keys, ReleaseScript.own(settings.permits(), permit.id(), keep, inboxChannel)),
                     released -> seen(released.usage()));
             recount(permit);
             return;
@@ -174,7 +176,7 @@ final class PermitMoves extends SemaphorePart {
     void released(DefaultPermit permit) {
         semaphore.ended(permit);
         try {
-            seen(commands.release(keys, settings.permits(), permit.id(), 0, inboxChannel).usage());
+            seen(commands.call(keys, ReleaseScript.own(settings.permits(), permit.id(), 0, inboxChannel)).usage());
         } catch (SemaphoreUnavailableException e) {
             log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease ends,"
                     + " within {}", Ids.shown(permit.id()), name(), e.getMessage(),
@@ -185,7 +187,7 @@ final class PermitMoves extends SemaphorePart {
 
     CompletableFuture<Void> releaseInBackground(DefaultPermit permit) {
         return persist("release " + Ids.shown(permit.id()) + " of", Duration.ofNanos(permit.leaseNanos()),
-                () -> commands.releaseAsync(keys, settings.permits(), permit.id(), 0, inboxChannel),
+                () -> commands.send(keys, ReleaseScript.own(settings.permits(), permit.id(), 0, inboxChannel)),
                 reply -> seen(reply.usage()));
     }
 }

@@ -1,9 +1,10 @@
 package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.SemaphoreSettings;
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.ReplicaWait;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.Usage;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -31,7 +32,8 @@ abstract class SemaphorePart {
 
     final DefaultRedisSemaphore semaphore;
     final DefaultSemaphoreRegistry registry;
-    final SemaphoreCommands commands;
+    final ScriptRunner commands;
+    final ReplicaWait replicas;
     final SemaphoreSettings settings;
     final SemaphoreKeys keys;
     /** Where grants of this semaphore's waiters reach this JVM. */
@@ -44,6 +46,7 @@ abstract class SemaphorePart {
         this.semaphore = semaphore;
         this.registry = semaphore.registry;
         this.commands = semaphore.commands;
+        this.replicas = semaphore.replicas;
         this.settings = semaphore.settings;
         this.keys = semaphore.keys;
         this.inboxChannel = semaphore.inboxChannel;
