@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
-import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.FaultAdmin;
@@ -757,7 +756,7 @@ class FaultBoundsTest {
                     new Step("state()", takePermit, () -> assertThat(subject.state().holders())
                             .extracting(SemaphoreState.Holder::permitId).containsExactly(permit.get().id()),
                             () -> permit.get().release()),
-                    new Step("forceRelease", takePermit, () -> assertThat(((DefaultRedisSemaphore) subject)
+                    new Step("forceRelease", takePermit, () -> assertThat(subject
                             .forceRelease(permit.get().id())).isTrue(), () -> {
                         assertThat(zmembers(server, holders)).isEmpty();
                         permit.get().release();

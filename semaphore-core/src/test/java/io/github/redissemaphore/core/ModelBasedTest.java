@@ -1,6 +1,6 @@
 package io.github.redissemaphore.core;
 
-import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
+import io.github.redissemaphore.core.internal.Engines;
 import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
 import io.github.redissemaphore.core.internal.redis.CancelScript;
 import io.github.redissemaphore.core.internal.redis.ReleaseScript;
@@ -68,7 +68,7 @@ import static org.awaitility.Awaitility.await;
  *       heartbeats run out;</li>
  *   <li>a runtime limit (1..6) set through a live registry, or cleared: every party follows it
  *       (I6), held permits stay held when it is lowered, waiters above it are rejected early;</li>
- *   <li>a JVM kill ({@link DefaultSemaphoreRegistry#halt()}, its connections dropped) or a clean
+ *   <li>a JVM kill ({@link Engines#halt}, its connections dropped) or a clean
  *       close, each followed by a new registry with new settings (limit 1..5, lease, fairness,
  *       renewal): limits change while others hold and wait;</li>
  *   <li>data loss: FLUSHALL, a Redis restart without data, SIGKILL and restart (sometimes with a
@@ -213,7 +213,7 @@ class ModelBasedTest {
         final long claimMs;
         final boolean fair;
         final boolean autoRenew;
-        final DefaultSemaphoreRegistry registry;
+        final SemaphoreRegistry registry;
         final LettuceConnectionFactory factory;
         final RedisSemaphore semaphore;
         final long liveFromMs;
@@ -224,7 +224,7 @@ class ModelBasedTest {
         long deathSlackMs;
 
         Party(String label, String inbox, int limit, long leaseMs, long claimMs, boolean fair, boolean autoRenew,
-              DefaultSemaphoreRegistry registry, LettuceConnectionFactory factory, RedisSemaphore semaphore,
+              SemaphoreRegistry registry, LettuceConnectionFactory factory, RedisSemaphore semaphore,
               long liveFromMs, Life life) {
             this.label = label;
             this.inbox = inbox;
@@ -1081,7 +1081,7 @@ class ModelBasedTest {
         }
         Party p = slots[slot];
         long at = serverMs();
-        p.registry.halt();
+        Engines.halt(p.registry);
         // A JVM that dies takes its connections with it.
         p.factory.destroy();
         p.life = Life.HALTED;
@@ -1200,7 +1200,7 @@ class ModelBasedTest {
         LettuceConnectionFactory factory = server.connectionFactory();
         SemaphoreSettings settings =
                 new SemaphoreSettings(limit, Duration.ofMillis(lease), Duration.ZERO, fair, autoRenew);
-        DefaultSemaphoreRegistry registry = (DefaultSemaphoreRegistry) SemaphoreRegistry.builder(factory)
+        SemaphoreRegistry registry = SemaphoreRegistry.builder(factory)
                 .keyPrefix(PREFIX).defaults(settings).waiterTick(TICK).waiterHeartbeat(HEARTBEAT).build();
         // The registry's inbox is the one channel no known party subscribed.
         Set<String> known = new HashSet<>(byInbox.keySet());

@@ -91,7 +91,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
      *                            semaphore of that name (from its {@code semaphore.acquire}
      *                            observation), so they are not timed here; asked once per semaphore,
      *                            at its first acquisition (again if it is forgotten and used anew),
-     *                            e.g. {@code DefaultSemaphoreRegistry.observesAcquisitions}
+     *                            e.g. {@code SemaphoreRegistry.observesAcquisitions}
      */
     public SemaphoreMetrics(Predicate<String> timedByObservations) {
         this.timedByObservations = Objects.requireNonNull(timedByObservations, "timedByObservations");

@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -176,7 +175,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         return new LocalState(name(), held.values().stream().mapToInt(DefaultPermit::count).sum(), waiting.size(),
                 registry.inbox().isSubscribed(keys),
                 since == LeaseKeeper.NONE ? null : Instant.now().minusNanos(now - since),
-                shortest.isPresent() ? Duration.ofNanos(shortest.getAsLong()) : null);
+                shortest.isPresent() ? Duration.ofNanos(shortest.getAsLong()) : null, limitMismatch.others());
     }
 
     @Override
@@ -193,15 +192,6 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     public void clearLimitOverride() {
         seen(commands.call(keys, new OverrideScript(settings.permits(), 0)));
         log.info("Semaphore '{}': runtime limit cleared; the configured {} applies here", name(), settings.permits());
-    }
-
-    /**
-     * @return the permits other JVMs are configured with for this semaphore, as the script replies
-     *         told this JVM, each with when it was last seen (empty while all agree, or while a
-     *         runtime limit is set)
-     */
-    public SortedMap<Integer, Instant> otherConfiguredLimits() {
-        return limitMismatch.others();
     }
 
     /**
@@ -292,13 +282,11 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         return true;
     }
 
-    /**
-     * Ends any lease by id, whichever JVM holds it (an operator's tool: the holder learns of it at
-     * its next renewal and sees its permit lost).
-     *
-     * @return whether the id held permits
-     */
+    @Override
     public boolean forceRelease(String permitId) {
+        if (permitId == null) {
+            throw new IllegalArgumentException("permitId must not be null");
+        }
         return moves.forceRelease(permitId);
     }
 

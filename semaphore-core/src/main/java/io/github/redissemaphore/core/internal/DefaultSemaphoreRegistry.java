@@ -175,6 +175,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
      *
      * @param name a semaphore name, used here or not (a keyed one is judged by its base name and key)
      */
+    @Override
     public boolean observesAcquisitions(String name, ObservationRegistry observationRegistry) {
         DefaultRedisSemaphore used = semaphores.get(name);
         if (used != null) {
@@ -270,9 +271,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     /**
      * Stops this registry as a JVM that dies would: no tick, no inbox, no call to Redis ever again,
      * nothing released or cancelled; what it held or waited for in Redis ends with its lease or
-     * heartbeat. For tests of crashes; callers still waiting on it are never answered.
+     * heartbeat. For tests of crashes (reached from test code in this package); callers still
+     * waiting on it are never answered.
      */
-    public void halt() {
+    void halt() {
         lifecycle.lock();
         try {
             haltLocked();
@@ -301,9 +303,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     /**
      * Forgets keyed semaphores ({@code "exports:acme"}) that this JVM neither holds nor waits on,
      * so one semaphore per tenant does not pile up, and tells the listeners (their meters go too).
-     * Run every {@link #EVICTION_PERIOD}; a stale reference to a forgotten one keeps working.
+     * Run every {@link #EVICTION_PERIOD} (and by tests, from this package); a stale reference to a
+     * forgotten one keeps working.
      */
-    public void evictIdleKeyed() {
+    void evictIdleKeyed() {
         semaphores.forEach((name, semaphore) -> {
             if (semaphore.key() != null && semaphore.retireIfIdle() && semaphores.remove(name, semaphore)) {
                 listeners.semaphoreForgotten(name);
