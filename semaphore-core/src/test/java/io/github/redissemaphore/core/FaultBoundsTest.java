@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
+import io.github.redissemaphore.core.internal.Engines;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.FaultAdmin;
@@ -1201,13 +1202,7 @@ class FaultBoundsTest {
      *         from the permit itself (not public API), as no listener sees send times
      */
     private static long localLeaseEnd(Permit permit) {
-        try {
-            java.lang.reflect.Method leaseEnds = permit.getClass().getDeclaredMethod("leaseEndsNanos");
-            leaseEnds.setAccessible(true);
-            return (Long) leaseEnds.invoke(permit);
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot read the lease end of " + permit, e);
-        }
+        return Engines.leaseEndsNanos(permit);
     }
 
     /** Returns once a CLIENT PAUSE of {@code server} is over: an admin call waits for it. */

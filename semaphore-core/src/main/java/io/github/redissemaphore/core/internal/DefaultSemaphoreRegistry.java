@@ -5,7 +5,6 @@ import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreNames;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
-import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
 import io.github.redissemaphore.core.internal.redis.RedisConnections;
@@ -85,6 +84,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final LimitMismatches limitMismatches = new LimitMismatches();
     /** Waiter id -> its semaphore, to route grants arriving in the inbox. */
     private final Map<String, DefaultRedisSemaphore> waiters = new ConcurrentHashMap<>();
+    /** What every semaphore of this registry shares, handed down when it is made. */
+    private final SemaphoreContext context;
     /** Start, close and halt, one at a time. A lock, not a monitor: close waits under it (virtual threads). */
     private final ReentrantLock lifecycle = new ReentrantLock();
     private volatile boolean running;
@@ -122,6 +123,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
         this.inbox = inbox(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
+        this.context = new SemaphoreContext(commands, replicas, this.scheduler, callbacks, this.listeners,
+                observations, inbox, limitMismatches, waiterHeartbeat, waiterTick, () -> closed);
     }
 
     @Override
@@ -156,13 +159,30 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         if (settings == null) {
             throw new IllegalArgumentException("settings must not be null");
         }
-        DefaultRedisSemaphore semaphore = semaphores.computeIfAbsent(name,
-                n -> new DefaultRedisSemaphore(this, n, baseName, key, settings));
+        DefaultRedisSemaphore semaphore = semaphores.computeIfAbsent(name, n -> create(n, baseName, key, settings));
         if (!semaphore.settings().equals(settings)) {
             throw new IllegalArgumentException("semaphore '" + name + "' is already used in this JVM with "
                     + semaphore.settings() + ", so it cannot also be used with " + settings);
         }
         return semaphore;
+    }
+
+    /** Makes a semaphore, whose waiters this registry routes the grants of the inbox to. */
+    private DefaultRedisSemaphore create(String name, String baseName, String key, SemaphoreSettings settings) {
+        DefaultRedisSemaphore[] made = new DefaultRedisSemaphore[1];
+        SemaphoreLedger.WaiterRoutes routes = new SemaphoreLedger.WaiterRoutes() {
+            @Override
+            public void route(String waiterId) {
+                waiters.put(waiterId, made[0]);
+            }
+
+            @Override
+            public void unroute(String waiterId) {
+                waiters.remove(waiterId);
+            }
+        };
+        made[0] = new DefaultRedisSemaphore(context, this::live, keyPrefix, name, baseName, key, settings, routes);
+        return made[0];
     }
 
     /**
@@ -179,7 +199,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     public boolean observesAcquisitions(String name, ObservationRegistry observationRegistry) {
         DefaultRedisSemaphore used = semaphores.get(name);
         if (used != null) {
-            return observations.observesAcquisitions(observationRegistry, name, used.baseName(), used.key());
+            return observations.observesAcquisitions(observationRegistry, name, used.identity().baseName(),
+                    used.identity().key());
         }
         int colon = name.indexOf(':');
         boolean keyed = colon > 0 && !configured.containsKey(name);
@@ -308,89 +329,33 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
      */
     void evictIdleKeyed() {
         semaphores.forEach((name, semaphore) -> {
-            if (semaphore.key() != null && semaphore.retireIfIdle() && semaphores.remove(name, semaphore)) {
+            if (semaphore.identity().key() != null && semaphore.retireIfIdle() && semaphores.remove(name, semaphore)) {
                 listeners.semaphoreForgotten(name);
             }
         });
     }
 
-    /** @return the semaphore the registry holds now for the name of a retired one */
-    DefaultRedisSemaphore live(DefaultRedisSemaphore retired) {
-        return semaphore(retired.name(), retired.baseName(), retired.key(), retired.settings());
-    }
-
-    boolean isClosed() {
-        return closed;
-    }
-
-    ExecutorService callbacks() {
-        return callbacks;
-    }
-
-    void checkOpen() {
-        if (closed) {
-            throw new SemaphoreUnavailableException("The semaphore registry is closed");
-        }
-    }
-
-    private void inboxGrant(String waiterId, long token) {
-        if (token < 0) {
-            // Not a grant: another JVM adopted a lease of this one at server time -token.
-            semaphores.values().forEach(semaphore -> semaphore.leases.adoptedElsewhere(waiterId, -token));
-            return;
-        }
-        DefaultRedisSemaphore semaphore = waiters.get(waiterId);
-        if (semaphore != null) {
-            semaphore.acquisitions.granted(waiterId, token, System.nanoTime(), 0);
-        }
-    }
-
-    void route(String waiterId, DefaultRedisSemaphore semaphore) {
-        waiters.put(waiterId, semaphore);
-    }
-
-    void unroute(String waiterId) {
-        waiters.remove(waiterId);
-    }
-
-    ScriptRunner commands() {
-        return commands;
-    }
-
-    ReplicaWait replicas() {
-        return replicas;
-    }
-
-    String keyPrefix() {
-        return keyPrefix;
-    }
-
-    TaskScheduler scheduler() {
-        return scheduler;
-    }
-
-    Listeners listeners() {
-        return listeners;
-    }
-
-    Observations observations() {
-        return observations;
-    }
-
+    /** @return the limit mismatches warned about; tests (in this package) move their clock */
     LimitMismatches limitMismatches() {
         return limitMismatches;
     }
 
-    Duration waiterHeartbeat() {
-        return waiterHeartbeat;
+    /** @return the semaphore the registry holds now for the name of a retired one */
+    private DefaultRedisSemaphore live(SemaphoreIdentity retired) {
+        return semaphore(retired.name(), retired.baseName(), retired.key(), retired.settings());
     }
 
-    Duration waiterTick() {
-        return waiterTick;
-    }
-
-    Inbox inbox() {
-        return inbox;
+    /** A message of the inbox: a grant of a waiter of this JVM, or an adoption of one of its leases. */
+    private void inboxGrant(String waiterId, long token) {
+        if (token < 0) {
+            // Not a grant: another JVM adopted a lease of this one at server time -token.
+            semaphores.values().forEach(semaphore -> semaphore.heardAdoption(waiterId, -token));
+            return;
+        }
+        DefaultRedisSemaphore semaphore = waiters.get(waiterId);
+        if (semaphore != null) {
+            semaphore.heardGrant(waiterId, token);
+        }
     }
 
     /**

@@ -75,7 +75,7 @@ final class Observations {
     }
 
     /** Starts observing an acquisition, on the caller's thread. */
-    Observation acquisition(DefaultRedisSemaphore semaphore, int permits) {
+    Observation acquisition(SemaphoreIdentity semaphore, int permits) {
         return start(Observation.createNotStarted(acquireConvention, DEFAULT_ACQUIRE, () -> context(semaphore, permits),
                 registry));
     }
@@ -86,7 +86,7 @@ final class Observations {
     }
 
     /** Starts observing a lease, on whichever thread heard of the grant: its parent is the caller's. */
-    Observation hold(DefaultRedisSemaphore semaphore, int permits, Observation parent) {
+    Observation hold(SemaphoreIdentity semaphore, int permits, Observation parent) {
         Observation hold = Observation.createNotStarted(holdConvention, DEFAULT_HOLD, () -> context(semaphore, permits),
                 registry);
         if (parent != null) {
@@ -123,7 +123,7 @@ final class Observations {
         }
     }
 
-    private static SemaphoreObservationContext context(DefaultRedisSemaphore semaphore, int permits) {
+    private static SemaphoreObservationContext context(SemaphoreIdentity semaphore, int permits) {
         return new SemaphoreObservationContext(semaphore.name(), semaphore.baseName(), semaphore.key(), permits);
     }
 }

@@ -1,5 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
+import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 
 /**
@@ -22,5 +23,10 @@ public final class Engines {
     /** Forgets idle keyed semaphores now, as the registry does every minute. */
     public static void evictIdleKeyed(SemaphoreRegistry registry) {
         ((DefaultSemaphoreRegistry) registry).evictIdleKeyed();
+    }
+
+    /** @return System.nanoTime() at which the permit's lease ends as its JVM measures it */
+    public static long leaseEndsNanos(Permit permit) {
+        return ((DefaultPermit) permit).lease().leaseEndsNanos();
     }
 }
