@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import org.jspecify.annotations.Nullable;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
@@ -37,7 +38,7 @@ interface Contender {
     interface Handle {
 
         /** @return a lease on one permit, or null when none is free; never waits */
-        Object tryAcquire();
+        @Nullable Object tryAcquire();
 
         /** Gives the lease back. */
         void release(Object lease);
@@ -82,7 +83,7 @@ interface Contender {
             RedisSemaphore semaphore = registry.semaphore(name, settings.withPermits(permits));
             return new Handle() {
                 @Override
-                public Object tryAcquire() {
+                public @Nullable Object tryAcquire() {
                     return semaphore.tryAcquire().orElse(null);
                 }
 
@@ -114,7 +115,7 @@ interface Contender {
             long leaseMillis = leaseTime.toMillis();
             return new Handle() {
                 @Override
-                public Object tryAcquire() {
+                public @Nullable Object tryAcquire() {
                     try {
                         // A wait of 0: one script call, no subscription.
                         return semaphore.tryAcquire(0, leaseMillis, TimeUnit.MILLISECONDS);
@@ -152,7 +153,7 @@ interface Contender {
             semaphore.trySetPermits(permits);
             return new Handle() {
                 @Override
-                public Object tryAcquire() {
+                public @Nullable Object tryAcquire() {
                     return semaphore.tryAcquire() ? Boolean.TRUE : null;
                 }
 
@@ -189,7 +190,7 @@ interface Contender {
         public Handle semaphore(String name, int permits) {
             return new Handle() {
                 @Override
-                public Object tryAcquire() {
+                public @Nullable Object tryAcquire() {
                     Long one = redis.evalsha(sha, ScriptOutputType.INTEGER);
                     return one == 1 ? Boolean.TRUE : null;
                 }

@@ -4,6 +4,7 @@ import io.github.redissemaphore.core.internal.redis.Scripts;
 
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Keeps the Lua scripts in a GraalVM native image: {@link Scripts} reads them as
@@ -17,7 +18,7 @@ class SemaphoreScriptsRuntimeHints implements RuntimeHintsRegistrar {
     static final String PATTERN = Scripts.LOCATION + "*.lua";
 
     @Override
-    public void registerHints(RuntimeHints hints, ClassLoader classLoader) {
+    public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
         hints.resources().registerPattern(PATTERN);
     }
 }

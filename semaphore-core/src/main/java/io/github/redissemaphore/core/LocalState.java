@@ -6,6 +6,8 @@ import java.util.Collections;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * This JVM's side of one semaphore, read from memory without a Redis call: what a health check,
  * metrics or an operator's view need. Read-only: a snapshot, taken when it was asked for. For the
@@ -30,7 +32,7 @@ import java.util.TreeMap;
  *                            unseen for three leases, and at least three minutes, is dropped)
  */
 public record LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
-                         Instant renewalFailingSince, Duration shortestLease,
+                         @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease,
                          SortedMap<Integer, Instant> otherConfiguredLimits) {
 
     /** Keeps a copy of {@code otherConfiguredLimits} that cannot be changed. */
@@ -40,7 +42,7 @@ public record LocalState(String name, int permitsHeld, int waiters, boolean inbo
 
     /** A state in which no other JVM is seen configured otherwise. */
     public LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
-                      Instant renewalFailingSince, Duration shortestLease) {
+                      @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease) {
         this(name, permitsHeld, waiters, inboxSubscribed, renewalFailingSince, shortestLease, new TreeMap<>());
     }
 }

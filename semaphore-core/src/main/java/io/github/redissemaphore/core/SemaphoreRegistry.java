@@ -17,6 +17,7 @@ import java.util.Objects;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.scheduling.TaskScheduler;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The entry point: hands out {@link RedisSemaphore}s by name and owns the machinery they share
@@ -97,13 +98,13 @@ public interface SemaphoreRegistry extends AutoCloseable {
         private String keyPrefix = "semaphore";
         private SemaphoreSettings defaults = SemaphoreSettings.DEFAULTS;
         private final Map<String, SemaphoreSettings> configured = new LinkedHashMap<>();
-        private TaskScheduler taskScheduler;
+        private @Nullable TaskScheduler taskScheduler;
         private final List<SemaphoreListener> listeners = new ArrayList<>();
         private Duration waiterHeartbeat = Duration.ofSeconds(5);
         private Duration waiterTick = Duration.ofSeconds(1);
         private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
-        private SemaphoreObservationConvention observationConvention;
-        private SemaphoreHoldObservationConvention holdObservationConvention;
+        private @Nullable SemaphoreObservationConvention observationConvention;
+        private @Nullable SemaphoreHoldObservationConvention holdObservationConvention;
 
         private Builder(RedisConnectionFactory connectionFactory) {
             this.connectionFactory = Objects.requireNonNull(connectionFactory, "connectionFactory");

@@ -1,5 +1,7 @@
 package io.github.redissemaphore.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Redis could not be reached, answered with an error, or the registry is shut down. The cause
  * says which.
@@ -8,7 +10,7 @@ public class SemaphoreUnavailableException extends SemaphoreException {
 
     private static final long serialVersionUID = 1L;
 
-    public SemaphoreUnavailableException(String message, Throwable cause) {
+    public SemaphoreUnavailableException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 

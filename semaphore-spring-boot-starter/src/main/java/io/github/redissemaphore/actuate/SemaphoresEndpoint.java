@@ -67,7 +67,7 @@ public class SemaphoresEndpoint {
      *         unknown here
      */
     @ReadOperation
-    public SemaphoreDescriptor semaphore(@Selector String name) {
+    public @Nullable SemaphoreDescriptor semaphore(@Selector String name) {
         RedisSemaphore semaphore = find(name);
         return semaphore == null ? null : SemaphoreDescriptor.of(semaphore);
     }
@@ -125,7 +125,7 @@ public class SemaphoresEndpoint {
         }
     }
 
-    private RedisSemaphore find(String name) {
+    private @Nullable RedisSemaphore find(String name) {
         for (RedisSemaphore semaphore : registry.semaphores()) {
             if (semaphore.name().equals(name)) {
                 return semaphore;

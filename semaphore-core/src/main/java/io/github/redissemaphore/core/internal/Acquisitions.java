@@ -17,6 +17,7 @@ import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -24,6 +25,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 
 /**
@@ -209,8 +211,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      */
     boolean send(PendingAcquisition pending, boolean wait, boolean callersThread) {
         long sentNanos = System.nanoTime();
-        Acquired reply = null;
-        Throwable error = null;
+        @Nullable Acquired reply = null;
+        @Nullable Throwable error = null;
         CompletableFuture<Acquired> call = acquireCall(pending, wait);
         try {
             reply = runner.await(keys, call);
@@ -229,8 +231,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      * @param callersThread whether this runs on the caller's thread, which waited for the reply
      * @return whether Redis queued it and it still waits
      */
-    private boolean apply(PendingAcquisition pending, CompletableFuture<Acquired> call, Acquired reply,
-                          Throwable error, long sentNanos, boolean callersThread) {
+    private boolean apply(PendingAcquisition pending, CompletableFuture<Acquired> call, @Nullable Acquired reply,
+                          @Nullable Throwable error, long sentNanos, boolean callersThread) {
         if (error != null) {
             // An interrupt of the caller stops the client library's wait too: that is no outage.
             Throwable failure = callersThread && Thread.currentThread().isInterrupted()
@@ -247,11 +249,13 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             }
             return false;
         }
-        figures.seen(reply.usage());
-        switch (reply.status()) {
+        // A call that did not fail has a reply: the runner never completes one with null.
+        Acquired replied = Objects.requireNonNull(reply, "reply");
+        figures.seen(replied.usage());
+        switch (replied.status()) {
             case GRANTED -> {
                 if (pending.end(true) != null) {
-                    grant(pending, reply.token(), sentNanos, reply.usage().serverMicros());
+                    grant(pending, replied.token(), sentNanos, replied.usage().serverMicros());
                 } else if (!pending.isGranted()) {
                     undo(pending, call);
                 }

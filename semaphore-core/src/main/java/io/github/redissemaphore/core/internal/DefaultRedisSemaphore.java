@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,7 +59,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private final PermitMoves moves;
 
     DefaultRedisSemaphore(SemaphoreContext context, LiveSemaphores liveSemaphores, String keyPrefix, String name,
-                          String baseName, String key, SemaphoreSettings settings,
+                          String baseName, @Nullable String key, SemaphoreSettings settings,
                           SemaphoreLedger.WaiterRoutes routes) {
         SemaphoreKeys keys = SemaphoreKeys.of(keyPrefix, name);
         this.identity = new SemaphoreIdentity(baseName, key, keys, settings, context.inbox().channel(keys));

@@ -32,6 +32,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.ObjLongConsumer;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -59,7 +60,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final SemaphoreSettings defaults;
     private final Map<String, SemaphoreSettings> configured;
     private final TaskScheduler scheduler;
-    private final ThreadPoolTaskScheduler ownScheduler;
+    private final @Nullable ThreadPoolTaskScheduler ownScheduler;
     private final ScriptRunner commands;
     private final ReplicaWait replicas;
     private final Listeners listeners;
@@ -90,15 +91,15 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final ReentrantLock lifecycle = new ReentrantLock();
     private volatile boolean running;
     private volatile boolean closed;
-    private ScheduledFuture<?> eviction;
+    private @Nullable ScheduledFuture<?> eviction;
 
     public DefaultSemaphoreRegistry(RedisConnectionFactory connectionFactory, String keyPrefix,
                                     SemaphoreSettings defaults, Map<String, SemaphoreSettings> configured,
-                                    TaskScheduler scheduler,
+                                    @Nullable TaskScheduler scheduler,
                                     List<SemaphoreListener> listeners, Duration waiterHeartbeat,
                                     Duration waiterTick, ObservationRegistry observationRegistry,
-                                    SemaphoreObservationConvention acquireConvention,
-                                    SemaphoreHoldObservationConvention holdConvention) {
+                                    @Nullable SemaphoreObservationConvention acquireConvention,
+                                    @Nullable SemaphoreHoldObservationConvention holdConvention) {
         this.keyPrefix = SemaphoreNames.check("keyPrefix", keyPrefix);
         this.defaults = defaults;
         this.configured = Map.copyOf(configured);
@@ -155,7 +156,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     }
 
     /** The first use of a name decides its base name and key: a semaphore is made once. */
-    private DefaultRedisSemaphore semaphore(String name, String baseName, String key, SemaphoreSettings settings) {
+    private DefaultRedisSemaphore semaphore(String name, String baseName, @Nullable String key,
+                                            SemaphoreSettings settings) {
         if (settings == null) {
             throw new IllegalArgumentException("settings must not be null");
         }
@@ -168,7 +170,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     }
 
     /** Makes a semaphore, whose waiters this registry routes the grants of the inbox to. */
-    private DefaultRedisSemaphore create(String name, String baseName, String key, SemaphoreSettings settings) {
+    private DefaultRedisSemaphore create(String name, String baseName, @Nullable String key,
+                                         SemaphoreSettings settings) {
         DefaultRedisSemaphore[] made = new DefaultRedisSemaphore[1];
         SemaphoreLedger.WaiterRoutes routes = new SemaphoreLedger.WaiterRoutes() {
             @Override

@@ -5,6 +5,7 @@ import io.micrometer.observation.Observation;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -138,23 +139,23 @@ final class Lease {
     }
 
     State state() {
-        return state.get();
+        return now();
     }
 
     /** @return whether no end has been reached, and the lease has not run out as this JVM measures it */
     boolean isHeld() {
-        return state.get().isLive() && System.nanoTime() - leaseEndsNanos < 0;
+        return now().isLive() && System.nanoTime() - leaseEndsNanos < 0;
     }
 
     /** @return the lease left as this JVM measures it; zero once ended */
     Duration remaining() {
         long left = leaseEndsNanos - System.nanoTime();
-        return state.get().isLive() && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+        return now().isLive() && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
     }
 
     /** @return whether the lease is still the claim of a grant from the queue, to be confirmed */
     boolean needsConfirmation() {
-        return state.get() == State.CLAIMED;
+        return now() == State.CLAIMED;
     }
 
     /** Transition to {@link State#RELEASED}. @return false when it had ended already */
@@ -196,7 +197,7 @@ final class Lease {
     /** One compare-and-set from the live state it is in; tried again only if a confirmation came in between. */
     private boolean end(State target) {
         while (true) {
-            State before = state.get();
+            State before = now();
             if (!before.isLive()) {
                 return false;
             }
@@ -209,7 +210,7 @@ final class Lease {
     /** Registers a listener for a loss or hand-over; runs it at once if one happened already. */
     void onLost(Consumer<Permit> listener) {
         lostListeners.add(listener);
-        State now = state.get();
+        State now = now();
         if ((now == State.LOST || now == State.HANDED_OVER) && lostListeners.remove(listener)) {
             notify(listener);
         }
@@ -259,7 +260,7 @@ final class Lease {
 
     /** @throws IllegalStateException when the lease has ended */
     void checkHeld() {
-        if (!state.get().isLive()) {
+        if (!now().isLive()) {
             throw notHeld();
         }
     }
@@ -333,7 +334,7 @@ final class Lease {
      * another process). Called under the lock, once, after the lease reached an end.
      */
     void ended() {
-        State end = state.get();
+        State end = now();
         Observations.holdEnded(hold, end == State.LOST ? "lost" : end == State.HANDED_OVER ? "adopted" : "released");
     }
 
@@ -347,9 +348,14 @@ final class Lease {
         return leaseNanos;
     }
 
+    /** @return the state now: never null, as the reference starts set and is only ever set to a state */
+    private State now() {
+        return Objects.requireNonNull(state.get());
+    }
+
     @Override
     public String toString() {
         return "Permit[" + semaphoreName + ", id=" + Ids.shown(id) + ", count=" + count + ", token=" + fencingToken
-                + ", " + state.get() + "]";
+                + ", " + now() + "]";
     }
 }

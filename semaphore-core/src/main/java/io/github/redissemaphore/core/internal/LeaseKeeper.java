@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 
 /**
@@ -65,7 +66,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
      * @param due when the next tick is due ({@link RenewalTick#delay()}), or null
      * @return System.nanoTime() at which the renewals began to fail, or NONE while they do not
      */
-    long failingSince(long now, Duration due) {
+    long failingSince(long now, @Nullable Duration due) {
         long since = renewalFailingSince.get();
         long inFlight = renewalInFlight.get();
         if (since == NONE && inFlight != NONE && due != null && now - inFlight > due.toNanos()) {

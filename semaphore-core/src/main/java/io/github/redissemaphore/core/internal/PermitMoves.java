@@ -60,21 +60,21 @@ final class PermitMoves implements DefaultPermit.PermitActions {
      */
     boolean release(String permitId) {
         context.checkOpen();
-        Lease own = ledger.lease(permitId);
-        boolean mine = own != null && own.release();
-        if (mine) {
-            ledger.ended(own);
+        Lease held = ledger.lease(permitId);
+        Lease mine = held != null && held.release() ? held : null;
+        if (mine != null) {
+            ledger.ended(mine);
         }
         Released reply;
         try {
             reply = context.runner().call(identity.keys(), ReleaseScript.handingOver(identity.limit(), permitId,
                     identity.inbox()));
         } catch (SemaphoreUnavailableException e) {
-            if (mine) {
+            if (mine != null) {
                 log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease"
                         + " ends, within {}", Ids.shown(permitId), identity.name(), e.getMessage(),
-                        Duration.ofNanos(own.leaseNanos()));
-                cleanUps.release(own);
+                        Duration.ofNanos(mine.leaseNanos()));
+                cleanUps.release(mine);
             }
             throw e;
         }

@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.scheduling.TaskScheduler;
 
 /**
@@ -45,7 +46,7 @@ final class RenewalTick {
     };
     /** Guards {@link #next} and {@link #stopped}; a lock, as every lock of the library (virtual threads). */
     private final ReentrantLock lock = new ReentrantLock();
-    private ScheduledFuture<?> next;
+    private @Nullable ScheduledFuture<?> next;
     private boolean stopped;
     /** A confirmation of claims is scheduled and has not started yet. */
     private final AtomicBoolean confirming = new AtomicBoolean();
@@ -63,7 +64,7 @@ final class RenewalTick {
     }
 
     /** @return when the next tick is due, or null when nothing needs one */
-    Duration delay() {
+    @Nullable Duration delay() {
         Duration delay = null;
         if (identity.settings().autoRenew()) {
             // A third of the shortest lease: one renew call covers them all.
@@ -86,7 +87,7 @@ final class RenewalTick {
     }
 
     /** Makes sure the next tick comes within {@code delay} (null: no tick needed). */
-    void wakeWithin(Duration delay) {
+    void wakeWithin(@Nullable Duration delay) {
         lock.lock();
         try {
             if (stopped || delay == null) {

@@ -3,6 +3,8 @@ package io.github.redissemaphore.core.internal;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What one semaphore is, fixed when it is made: shared freely by its pieces, as nothing in it changes.
  *
@@ -12,7 +14,7 @@ import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
  * @param settings this JVM's settings of it
  * @param inbox    the channel on which grants of its waiters reach this JVM
  */
-record SemaphoreIdentity(String baseName, String key, SemaphoreKeys keys, SemaphoreSettings settings,
+record SemaphoreIdentity(String baseName, @Nullable String key, SemaphoreKeys keys, SemaphoreSettings settings,
                          String inbox) {
 
     String name() {

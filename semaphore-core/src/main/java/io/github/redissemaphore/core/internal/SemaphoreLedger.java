@@ -10,6 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one owner of one semaphore's mutable state in this JVM: the leases it holds, the callers it
  * has waiting, and its lifecycle. Every write of them is here; the other pieces change them only
@@ -167,7 +169,7 @@ final class SemaphoreLedger {
     }
 
     /** @return the waiting caller of that id, or null */
-    PendingAcquisition waiter(String id) {
+    @Nullable PendingAcquisition waiter(String id) {
         return waiting.get(id);
     }
 
@@ -192,7 +194,7 @@ final class SemaphoreLedger {
     }
 
     /** @return the lease of that id this JVM holds already, or null after holding {@code lease} */
-    Lease holdIfAbsent(Lease lease) {
+    @Nullable Lease holdIfAbsent(Lease lease) {
         DefaultPermit existing = held.putIfAbsent(lease.id(), (DefaultPermit) lease.handle());
         return existing == null ? null : existing.lease();
     }
@@ -202,7 +204,7 @@ final class SemaphoreLedger {
      * the acquisition's, under the caller's {@code parent}) and the listeners hear of it; unless
      * it has ended meanwhile (a renewal found it gone), so nobody hears of its end before its start.
      */
-    void nowHeld(Lease lease, Observation parent) {
+    void nowHeld(Lease lease, @Nullable Observation parent) {
         lease.locked(() -> {
             if (isHeld(lease)) {
                 lease.observe(observations.hold(identity, lease.count(), parent));
@@ -256,7 +258,7 @@ final class SemaphoreLedger {
     }
 
     /** @return the lease of that id this JVM holds, or null */
-    Lease lease(String id) {
+    @Nullable Lease lease(String id) {
         DefaultPermit permit = held.get(id);
         return permit == null ? null : permit.lease();
     }

@@ -47,4 +47,7 @@
  * fields), one {@code ScriptRunner} (EVALSHA, EVAL on NOSCRIPT, timeouts, errors), one
  * {@code ReplicaWait} (a call, then {@code WAIT}), and {@code RedisConnections}.
  */
+@NullMarked
 package io.github.redissemaphore.core.internal;
+
+import org.jspecify.annotations.NullMarked;

@@ -3,6 +3,7 @@ package io.github.redissemaphore.core.internal.redis;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -15,7 +16,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * @param inbox    the channel of the JVM that releases (null: by force, whoever owns it)
  * @param handOver whether the owner, if another JVM, is told of a hand-over on its inbox
  */
-public record ReleaseScript(int limit, String id, int keep, String inbox, boolean handOver)
+public record ReleaseScript(int limit, String id, int keep, @Nullable String inbox, boolean handOver)
         implements ScriptCall<ReleaseScript.Released> {
 
     @SuppressWarnings("rawtypes")

@@ -10,6 +10,7 @@ import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -68,7 +69,7 @@ public final class ScriptRunner {
             throw new SemaphoreUnavailableException("Interrupted while waiting for Redis for semaphore '"
                     + keys.name() + "'", e);
         } catch (ExecutionException e) {
-            throw unavailable(keys.name(), e.getCause());
+            throw unavailable(keys.name(), Objects.requireNonNullElse(e.getCause(), e));
         }
     }
 
