@@ -48,7 +48,9 @@ import org.slf4j.Logger;
  *     shutdown released is never reported lost.</li>
  * </ul>
  * Timings (when the lease ends as this JVM measures it, its length) are ordered by Redis server
- * time under a lock: a reply that crossed a newer one is ignored.
+ * time under a lock: a reply that crossed a newer one is ignored. So a renewal, an extension or an
+ * adoption in flight is no state of its own: none of them excludes another (Redis orders them, and
+ * the newest reply wins), and only the three ends are exclusive.
  */
 final class Lease {
 
