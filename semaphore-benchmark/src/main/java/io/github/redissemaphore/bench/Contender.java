@@ -13,6 +13,7 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import org.jspecify.annotations.Nullable;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
@@ -38,7 +39,7 @@ interface Contender {
     interface Handle {
 
         /** @return a lease on one permit, or null when none is free; never waits */
-        Object tryAcquire();
+        @Nullable Object tryAcquire();
 
         /** Gives the lease back. */
         void release(Object lease);
@@ -83,7 +84,7 @@ interface Contender {
             RedisSemaphore semaphore = registry.semaphore(name, settings.withPermits(permits));
             return new Handle() {
                 @Override
-                public Object tryAcquire() {
+                public @Nullable Object tryAcquire() {
                     return semaphore.tryAcquire().orElse(null);
                 }
 
@@ -115,7 +116,7 @@ interface Contender {
             long leaseMillis = leaseTime.toMillis();
             return new Handle() {
                 @Override
-                public Object tryAcquire() {
+                public @Nullable Object tryAcquire() {
                     try {
                         // A wait of 0: one script call, no subscription.
                         return semaphore.tryAcquire(0, leaseMillis, TimeUnit.MILLISECONDS);
@@ -153,7 +154,7 @@ interface Contender {
             semaphore.trySetPermits(permits);
             return new Handle() {
                 @Override
-                public Object tryAcquire() {
+                public @Nullable Object tryAcquire() {
                     return semaphore.tryAcquire() ? Boolean.TRUE : null;
                 }
 
@@ -204,7 +205,7 @@ interface Contender {
         public Handle semaphore(String name, int permits) {
             return new Handle() {
                 @Override
-                public Object tryAcquire() {
+                public @Nullable Object tryAcquire() {
                     return call() == 1 ? Boolean.TRUE : null;
                 }
 

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.bench;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -40,7 +41,7 @@ final class HandOff {
                 throw new IllegalStateException(holderSide.label() + ": the waiter got a permit that was held");
             }
             long call = System.nanoTime();
-            holder.release(held);
+            holder.release(Objects.requireNonNull(held, "held"));
             Object handedOver = next.get(10, TimeUnit.SECONDS);
             if (i >= 0) {
                 micros[i] = (servedAt[0] - call) / 1000;
@@ -52,7 +53,7 @@ final class HandOff {
                 throw new IllegalStateException(holderSide.label() + ": the permit did not come back");
             }
         }
-        holder.release(held);
+        holder.release(Objects.requireNonNull(held, "held"));
         return new Result(holderSide.label(), micros);
     }
 

@@ -8,6 +8,7 @@ import io.github.redissemaphore.core.SemaphoreSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -93,7 +94,7 @@ final class HolderScaling {
     /** @return Redis microseconds per script call over {@code pairs} acquire + release pairs of one caller */
     private static double scriptMicros(Contender.Handle caller, int pairs, RedisStats stats) {
         for (int i = 0; i < pairs / 10; i++) {
-            caller.release(caller.tryAcquire());
+            caller.release(Objects.requireNonNull(caller.tryAcquire(), "a permit of an idle semaphore"));
         }
         stats.reset();
         for (int i = 0; i < pairs; i++) {

@@ -3,6 +3,7 @@ package io.github.redissemaphore.bench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -60,7 +61,7 @@ final class IdleWaiters {
             clientCommands = monitor.counts();
             elapsed = System.nanoTime() - begin;
         }
-        drain(holder, held, waiter, waiting);
+        drain(holder, Objects.requireNonNull(held, "held"), waiter, waiting);
         return new Result(holderSide.label(), options.waiters(), elapsed / 1e9, clientCommands, allCommands);
     }
 

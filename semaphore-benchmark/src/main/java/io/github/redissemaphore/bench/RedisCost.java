@@ -22,6 +22,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an acquire + release pair costs the Redis server, in the instructions it executes: a
@@ -70,7 +71,7 @@ final class RedisCost {
     }
 
     /** Both cases of one contender; {@code contended} is null for one that cannot wait. */
-    record Result(String label, Case uncontended, Case contended) {
+    record Result(String label, Case uncontended, @Nullable Case contended) {
     }
 
     /**
@@ -269,15 +270,15 @@ final class RedisCost {
         }
     }
 
-    private static double perPair(Case counted) {
+    private static double perPair(@Nullable Case counted) {
         return counted == null ? Double.NaN : counted.instructionsPerPair();
     }
 
-    private static String instructions(Case counted) {
+    private static String instructions(@Nullable Case counted) {
         return Report.count(perPair(counted));
     }
 
-    private static String commands(Case counted) {
+    private static String commands(@Nullable Case counted) {
         return counted == null ? "-" : Report.decimal(counted.commandsPerPair()) + " ("
                 + Report.decimal(counted.scriptCallsPerPair()) + ")";
     }

@@ -2,10 +2,16 @@ package io.github.redissemaphore.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+import org.jspecify.annotations.Nullable;
 
 /**
- * This JVM's side of one semaphore, read from memory without a Redis call: what a health check
- * needs. For the fleet-wide state ask {@link RedisSemaphore#state()}.
+ * This JVM's side of one semaphore, read from memory without a Redis call: what a health check,
+ * metrics or an operator's view need. Read-only: a snapshot, taken when it was asked for. For the
+ * fleet-wide state ask {@link RedisSemaphore#state()}.
  *
  * @param name                the semaphore name
  * @param permitsHeld         permits this JVM holds (a lease of n permits counts n)
@@ -20,7 +26,23 @@ import java.time.Instant;
  * @param shortestLease       the shortest lease of the permits this JVM holds (each has its own:
  *                            the semaphore's, the one of its call, or of its last extension);
  *                            null when it holds none
+ * @param otherConfiguredLimits the permits other JVMs are configured with for this semaphore, as
+ *                            the script replies told this JVM, each with when it was last seen:
+ *                            empty while all agree, or while a runtime limit is set (a value
+ *                            unseen for three leases, and at least three minutes, is dropped)
  */
 public record LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
-                         Instant renewalFailingSince, Duration shortestLease) {
+                         @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease,
+                         SortedMap<Integer, Instant> otherConfiguredLimits) {
+
+    /** Keeps a copy of {@code otherConfiguredLimits} that cannot be changed. */
+    public LocalState {
+        otherConfiguredLimits = Collections.unmodifiableSortedMap(new TreeMap<>(otherConfiguredLimits));
+    }
+
+    /** A state in which no other JVM is seen configured otherwise. */
+    public LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
+                      @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease) {
+        this(name, permitsHeld, waiters, inboxSubscribed, renewalFailingSince, shortestLease, new TreeMap<>());
+    }
 }

@@ -75,6 +75,21 @@ public interface RedisSemaphore {
      */
     boolean release(String permitId);
 
+    /**
+     * Ends any lease by its {@link Permit#id()}, whichever JVM holds it: an operator's tool for a
+     * stuck holder (the {@code semaphores} endpoint's delete operation). Unlike
+     * {@link #release(String)}, it is no hand-over: the JVM that held it finds it lost at its next
+     * renewal ({@link Permit#isHeld()} false, {@link Permit#onLost} listeners run, a lost lease
+     * counted). The permits go to the waiters at once.
+     *
+     * @return false when the id held nothing
+     * @throws SemaphoreUnavailableException when Redis did not answer within the command timeout
+     * @throws UnsupportedOperationException when this implementation cannot do it (the default)
+     */
+    default boolean forceRelease(String permitId) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot force a release");
+    }
+
     /** @return the state in Redis now: limit, usage, holders and waiters in queue order */
     SemaphoreState state();
 

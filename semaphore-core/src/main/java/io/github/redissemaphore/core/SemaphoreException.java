@@ -1,5 +1,7 @@
 package io.github.redissemaphore.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Base of every unchecked exception the semaphore library throws.
  */
@@ -11,7 +13,7 @@ public class SemaphoreException extends RuntimeException {
         super(message);
     }
 
-    public SemaphoreException(String message, Throwable cause) {
+    public SemaphoreException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -5,7 +5,6 @@ import io.github.redissemaphore.core.observation.DefaultSemaphoreHoldObservation
 import io.github.redissemaphore.core.observation.DefaultSemaphoreObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
 import io.micrometer.observation.ObservationRegistry;
 
 import java.time.Duration;
@@ -18,6 +17,7 @@ import java.util.Objects;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.scheduling.TaskScheduler;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The entry point: hands out {@link RedisSemaphore}s by name and owns the machinery they share
@@ -67,6 +67,21 @@ public interface SemaphoreRegistry extends AutoCloseable {
      */
     Collection<RedisSemaphore> semaphores();
 
+    /**
+     * Whether the acquisitions of the semaphore of that name are observed in
+     * {@code observationRegistry}: it is the one this registry was built with, it has handlers,
+     * and none of its predicates switches the {@code semaphore.acquire} observation of that
+     * semaphore off (as Spring Boot's {@code management.observations.enable.semaphore=false}
+     * does). A meter handler of that observation registry then times them, so a metrics listener
+     * need not time them too. No Redis call.
+     *
+     * @param name a semaphore name, used here or not (a keyed one is judged by its base name and key)
+     * @return false by default: an implementation that observes nothing
+     */
+    default boolean observesAcquisitions(String name, ObservationRegistry observationRegistry) {
+        return false;
+    }
+
     /** Cancels every wait, releases every held permit and stops the ticks. Idempotent. */
     @Override
     void close();
@@ -83,14 +98,13 @@ public interface SemaphoreRegistry extends AutoCloseable {
         private String keyPrefix = "semaphore";
         private SemaphoreSettings defaults = SemaphoreSettings.DEFAULTS;
         private final Map<String, SemaphoreSettings> configured = new LinkedHashMap<>();
-        private TaskScheduler taskScheduler;
-        private SemaphoreScripts scripts;
+        private @Nullable TaskScheduler taskScheduler;
         private final List<SemaphoreListener> listeners = new ArrayList<>();
         private Duration waiterHeartbeat = Duration.ofSeconds(5);
         private Duration waiterTick = Duration.ofSeconds(1);
         private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
-        private SemaphoreObservationConvention observationConvention;
-        private SemaphoreHoldObservationConvention holdObservationConvention;
+        private @Nullable SemaphoreObservationConvention observationConvention;
+        private @Nullable SemaphoreHoldObservationConvention holdObservationConvention;
 
         private Builder(RedisConnectionFactory connectionFactory) {
             this.connectionFactory = Objects.requireNonNull(connectionFactory, "connectionFactory");
@@ -117,12 +131,6 @@ public interface SemaphoreRegistry extends AutoCloseable {
         /** Scheduler for renewal ticks and wait deadlines; without one the registry makes and owns one. */
         public Builder taskScheduler(TaskScheduler taskScheduler) {
             this.taskScheduler = taskScheduler;
-            return this;
-        }
-
-        /** The Lua scripts; default {@link SemaphoreScripts#load()}. */
-        public Builder scripts(SemaphoreScripts scripts) {
-            this.scripts = scripts;
             return this;
         }
 
@@ -181,7 +189,7 @@ public interface SemaphoreRegistry extends AutoCloseable {
                         + waiterTick.toMillis() + " ms), but was " + waiterHeartbeat.toMillis() + " ms");
             }
             DefaultSemaphoreRegistry registry = new DefaultSemaphoreRegistry(connectionFactory, keyPrefix, defaults,
-                    configured, taskScheduler, scripts == null ? SemaphoreScripts.load() : scripts, listeners,
+                    configured, taskScheduler, listeners,
                     waiterHeartbeat, waiterTick, observationRegistry, observationConvention,
                     holdObservationConvention);
             registry.start();

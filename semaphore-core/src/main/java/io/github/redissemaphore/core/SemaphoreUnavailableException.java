@@ -2,6 +2,8 @@ package io.github.redissemaphore.core;
 
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Redis could not be reached, answered with an error, or the registry is shut down. The cause
  * says which.
@@ -10,9 +12,9 @@ public class SemaphoreUnavailableException extends SemaphoreException {
 
     private static final long serialVersionUID = 1L;
 
-    private final String semaphoreName;
+    private final @Nullable String semaphoreName;
 
-    public SemaphoreUnavailableException(String message, Throwable cause) {
+    public SemaphoreUnavailableException(String message, @Nullable Throwable cause) {
         this(null, message, cause);
     }
 
@@ -24,7 +26,7 @@ public class SemaphoreUnavailableException extends SemaphoreException {
      * @param semaphoreName the semaphore the failed call was for, or null when the failure is not one
      *                      semaphore's (the registry is closed)
      */
-    public SemaphoreUnavailableException(String semaphoreName, String message, Throwable cause) {
+    public SemaphoreUnavailableException(@Nullable String semaphoreName, String message, @Nullable Throwable cause) {
         super(message, cause);
         this.semaphoreName = semaphoreName;
     }

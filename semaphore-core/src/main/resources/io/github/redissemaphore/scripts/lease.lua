@@ -11,7 +11,7 @@
 --   status 1: the lease now ends lease ms from now (count, token and lease ms of the holder
 --   follow); 0: the id holds nothing (expired, released, a waiter, unknown); -1: another JVM owns
 --   it and ARGV 5 was 0, nothing changed.
--- Keeps I1..I5: only a holder's info and deadline change, never its count or token; a holder
+-- Keeps I1..I6: only a holder's info and deadline change, never its count or token; a holder
 -- without info (a hand outside the scripts) is dropped, as renew does.
 local id = argId(2)
 local lease = argNumber(3, 0, 86400000)

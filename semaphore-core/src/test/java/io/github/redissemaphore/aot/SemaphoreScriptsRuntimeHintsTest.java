@@ -2,7 +2,7 @@ package io.github.redissemaphore.aot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
+import io.github.redissemaphore.core.internal.redis.Scripts;
 
 import java.io.IOException;
 import java.util.Arrays;
@@ -29,19 +29,19 @@ class SemaphoreScriptsRuntimeHintsTest {
         registrars.forEach(registrar -> registrar.registerHints(hints, getClass().getClassLoader()));
 
         List<String> scripts = scriptsOnTheClassPath();
-        assertThat(scripts).as("the scripts SemaphoreScripts.load() reads")
+        assertThat(scripts).as("the scripts Scripts.load() reads")
                 .contains("_common.lua", "acquire.lua", "release.lua", "renew.lua", "cancel.lua", "state.lua");
         for (String script : scripts) {
-            assertThat(RuntimeHintsPredicates.resource().forResource(SemaphoreScripts.LOCATION + script))
+            assertThat(RuntimeHintsPredicates.resource().forResource(Scripts.LOCATION + script))
                     .as(script).accepts(hints);
         }
-        assertThat(RuntimeHintsPredicates.resource().forResource(SemaphoreScripts.LOCATION + "notes.txt"))
+        assertThat(RuntimeHintsPredicates.resource().forResource(Scripts.LOCATION + "notes.txt"))
                 .as("only the scripts").rejects(hints);
     }
 
     private static List<String> scriptsOnTheClassPath() throws IOException {
         Resource[] found = new PathMatchingResourcePatternResolver()
-                .getResources("classpath*:" + SemaphoreScripts.LOCATION + "*.lua");
+                .getResources("classpath*:" + Scripts.LOCATION + "*.lua");
         return Arrays.stream(found).map(Resource::getFilename).distinct().toList();
     }
 }

@@ -6,7 +6,7 @@ import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.ScriptSnapshot;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;

@@ -1,6 +1,5 @@
 package io.github.redissemaphore.core;
 
-import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
 
 import java.time.Duration;
 import java.util.List;
@@ -133,25 +132,25 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
 
     @Test
     void aJvmLearnsOfAnotherConfiguredWithOtherPermitsUnlessARuntimeLimitIsSet() {
-        DefaultRedisSemaphore two = (DefaultRedisSemaphore) newRegistry().semaphore(name,
+        RedisSemaphore two = newRegistry().semaphore(name,
                 SemaphoreSettings.DEFAULTS.withPermits(2));
-        DefaultRedisSemaphore four = (DefaultRedisSemaphore) newRegistry().semaphore(name,
+        RedisSemaphore four = newRegistry().semaphore(name,
                 SemaphoreSettings.DEFAULTS.withPermits(4));
         two.state();
-        assertThat(two.otherConfiguredLimits()).isEmpty();
+        assertThat(two.localState().otherConfiguredLimits()).isEmpty();
 
         four.state();
         two.state();
 
-        assertThat(four.otherConfiguredLimits()).containsOnlyKeys(2);
-        assertThat(two.otherConfiguredLimits()).containsOnlyKeys(4);
+        assertThat(four.localState().otherConfiguredLimits()).containsOnlyKeys(2);
+        assertThat(two.localState().otherConfiguredLimits()).containsOnlyKeys(4);
 
         // While a runtime limit is set the configured ones do not count: nothing new is noted.
-        DefaultRedisSemaphore three = (DefaultRedisSemaphore) newRegistry().semaphore(name, THREE);
+        RedisSemaphore three = newRegistry().semaphore(name, THREE);
         three.overrideLimit(2);
         two.state();
         three.state();
-        assertThat(three.otherConfiguredLimits()).isEmpty();
+        assertThat(three.localState().otherConfiguredLimits()).isEmpty();
         three.clearLimitOverride();
     }
 
@@ -233,8 +232,7 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
         permit.onLost(p -> lost.incrementAndGet());
 
         // Someone else ends the lease (as the endpoint's force release does).
-        assertThat(((io.github.redissemaphore.core.internal.DefaultRedisSemaphore) operatorJvm)
-                .forceRelease(permit.id())).isTrue();
+        assertThat(operatorJvm.forceRelease(permit.id())).isTrue();
 
         await().atMost(Duration.ofSeconds(2)).until(() -> lost.get() == 1);
         assertThat(permit.isHeld()).isFalse();
@@ -292,8 +290,7 @@ abstract class CoreSemaphoreContract extends SemaphoreTestBase {
         Permit expiring = semaphore.tryAcquire().orElseThrow();
         await().atMost(Duration.ofSeconds(5)).until(() -> semaphore.state().used() == 1);
         expiring.release();
-        assertThat(((io.github.redissemaphore.core.internal.DefaultRedisSemaphore) semaphore)
-                .forceRelease("00000000000000000000000000000000")).isFalse();
+        assertThat(semaphore.forceRelease("00000000000000000000000000000000")).isFalse();
 
         SemaphoreState state = semaphore.state();
         assertThat(state.used()).isEqualTo(1);

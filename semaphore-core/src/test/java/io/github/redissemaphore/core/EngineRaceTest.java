@@ -3,8 +3,8 @@ package io.github.redissemaphore.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.Engines;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
@@ -352,7 +352,7 @@ class EngineRaceTest {
             RedisSemaphore holderJvm = crashing.semaphore(name, holderSettings);
             long beforeGrant = System.nanoTime();
             Permit held = holderJvm.tryAcquire().orElseThrow();
-            ((DefaultSemaphoreRegistry) crashing).halt();
+            Engines.halt(crashing);
 
             CompletableFuture<Permit> next = waiterJvm.acquireAsync(1, Duration.ofSeconds(10));
             // Stamped by the thread that completes the wait, the moment it does.

@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
-import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.Engines;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.FaultAdmin;
 import io.github.redissemaphore.test.RedisCluster;
@@ -757,7 +757,7 @@ class FaultBoundsTest {
                     new Step("state()", takePermit, () -> assertThat(subject.state().holders())
                             .extracting(SemaphoreState.Holder::permitId).containsExactly(permit.get().id()),
                             () -> permit.get().release()),
-                    new Step("forceRelease", takePermit, () -> assertThat(((DefaultRedisSemaphore) subject)
+                    new Step("forceRelease", takePermit, () -> assertThat(subject
                             .forceRelease(permit.get().id())).isTrue(), () -> {
                         assertThat(zmembers(server, holders)).isEmpty();
                         permit.get().release();
@@ -867,7 +867,7 @@ class FaultBoundsTest {
             List<String> calls = new ArrayList<>();
             for (String line : monitored) {
                 for (String name : NAMES) {
-                    String sha = io.github.redissemaphore.core.redis.SemaphoreScripts.script(name).getSha1();
+                    String sha = io.github.redissemaphore.core.internal.redis.Scripts.load(name).getSha1();
                     if (line.contains("\"EVALSHA\" \"" + sha + "\"")) {
                         calls.add("EVALSHA " + name);
                     } else if (line.contains("\"EVAL\" ") && line.contains("-- " + name + ": ")) {
@@ -1202,13 +1202,7 @@ class FaultBoundsTest {
      *         from the permit itself (not public API), as no listener sees send times
      */
     private static long localLeaseEnd(Permit permit) {
-        try {
-            java.lang.reflect.Method leaseEnds = permit.getClass().getDeclaredMethod("leaseEndsNanos");
-            leaseEnds.setAccessible(true);
-            return (Long) leaseEnds.invoke(permit);
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot read the lease end of " + permit, e);
-        }
+        return Engines.leaseEndsNanos(permit);
     }
 
     /** Returns once a CLIENT PAUSE of {@code server} is over: an admin call waits for it. */

@@ -1,10 +1,12 @@
 package io.github.redissemaphore.core;
 
-import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Acquired;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
+import io.github.redissemaphore.core.internal.Engines;
+import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
+import io.github.redissemaphore.core.internal.redis.CancelScript;
+import io.github.redissemaphore.core.internal.redis.ReleaseScript;
+import io.github.redissemaphore.core.internal.redis.RenewScript;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.Usage;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
@@ -66,7 +68,7 @@ import static org.awaitility.Awaitility.await;
  *       heartbeats run out;</li>
  *   <li>a runtime limit (1..6) set through a live registry, or cleared: every party follows it
  *       (I6), held permits stay held when it is lowered, waiters above it are rejected early;</li>
- *   <li>a JVM kill ({@link DefaultSemaphoreRegistry#halt()}, its connections dropped) or a clean
+ *   <li>a JVM kill ({@link Engines#halt}, its connections dropped) or a clean
  *       close, each followed by a new registry with new settings (limit 1..5, lease, fairness,
  *       renewal): limits change while others hold and wait;</li>
  *   <li>data loss: FLUSHALL, a Redis restart without data, SIGKILL and restart (sometimes with a
@@ -211,7 +213,7 @@ class ModelBasedTest {
         final long claimMs;
         final boolean fair;
         final boolean autoRenew;
-        final DefaultSemaphoreRegistry registry;
+        final SemaphoreRegistry registry;
         final LettuceConnectionFactory factory;
         final RedisSemaphore semaphore;
         final long liveFromMs;
@@ -222,7 +224,7 @@ class ModelBasedTest {
         long deathSlackMs;
 
         Party(String label, String inbox, int limit, long leaseMs, long claimMs, boolean fair, boolean autoRenew,
-              DefaultSemaphoreRegistry registry, LettuceConnectionFactory factory, RedisSemaphore semaphore,
+              SemaphoreRegistry registry, LettuceConnectionFactory factory, RedisSemaphore semaphore,
               long liveFromMs, Life life) {
             this.label = label;
             this.inbox = inbox;
@@ -336,7 +338,7 @@ class ModelBasedTest {
     private RedisClient observerClient;
     private StatefulRedisConnection<String, String> observerConnection;
     private RedisCommands<String, String> observer;
-    private SemaphoreCommands raw;
+    private RawScripts raw;
     private SemaphoreKeys keys;
     private final List<Party> parties = new ArrayList<>();
     private final Map<String, Party> byInbox = new HashMap<>();
@@ -413,7 +415,7 @@ class ModelBasedTest {
                 .withTimeout(Duration.ofSeconds(5)).build());
         observerConnection = observerClient.connect();
         observer = observerConnection.sync();
-        raw = new SemaphoreCommands(server.connectionFactory(), SemaphoreScripts.load());
+        raw = new RawScripts(server.connectionFactory());
         keys = SemaphoreKeys.of(PREFIX, NAME);
         Random setup = new Random(seed);
         for (int i = 0; i < SLOTS; i++) {
@@ -784,7 +786,7 @@ class ModelBasedTest {
             return "release again " + h + " (client only, Redis is down)";
         }
         Party via = slots[r.nextInt(SLOTS)];
-        SemaphoreCommands.Released reply = rawCall(() -> raw.release(keys, via.limit, h.permit.id()));
+        ReleaseScript.Released reply = rawCall(() -> raw.release(keys, via.limit, h.permit.id()));
         if (reply != null && h.releaseEffective && !outageSince(h.releaseNanos)) {
             check(!reply.released(), () -> "the release script released " + h + " a second time");
         }
@@ -829,7 +831,7 @@ class ModelBasedTest {
             if (h.permit.isHeld() && !ids.contains(h.permit.id())) {
                 ids.add(h.permit.id());
                 // Renewed only by its own JVM: to another, it is a lease that JVM does not own.
-                expected.add(h.party() == via ? h.token : SemaphoreCommands.Renewed.ADOPTED);
+                expected.add(h.party() == via ? h.token : RenewScript.Renewed.ADOPTED);
                 why.add("held " + h + (h.party() == via ? "" : " (another JVM's)"));
             }
         }
@@ -854,7 +856,7 @@ class ModelBasedTest {
         ids.add("unknown-" + Long.toHexString(r.nextLong()));
         expected.add(-1L);
         why.add("unknown id");
-        SemaphoreCommands.Renewed reply = rawCall(() -> raw.renew(keys, via.limit, HEARTBEAT, via.inbox, ids));
+        RenewScript.Renewed reply = rawCall(() -> raw.renew(keys, via.limit, HEARTBEAT, via.inbox, ids));
         if (reply != null) {
             for (int i = 0; i < ids.size(); i++) {
                 Long want = expected.get(i);
@@ -911,7 +913,7 @@ class ModelBasedTest {
         if (!redisUp) {
             return "cancel: Redis down";
         }
-        SemaphoreCommands.Cancelled reply = rawCall(() -> raw.cancel(keys, via.limit, id, give));
+        CancelScript.Cancelled reply = rawCall(() -> raw.cancel(keys, via.limit, id, give));
         if (reply != null) {
             check(reply.grantedToken() == 0, () -> "cancel of " + what + " answered token " + reply.grantedToken());
         }
@@ -926,7 +928,7 @@ class ModelBasedTest {
             return "cancel of a waiter: none";
         }
         String id = waiters.get(pick % waiters.size());
-        SemaphoreCommands.Cancelled reply = rawCall(() -> raw.cancel(keys, via.limit, id, false));
+        CancelScript.Cancelled reply = rawCall(() -> raw.cancel(keys, via.limit, id, false));
         if (reply != null && reply.grantedToken() > 0) {
             // granted meanwhile: cancel without release confirms the claim as a full lease
             fullLease.put(id, atMs(reply.usage()) + byInbox.get(current.info().get(id).inbox()).leaseMs);
@@ -997,7 +999,7 @@ class ModelBasedTest {
         boolean surelyHeld = deadline != null && deadline > serverMs() + 500;
         String answer;
         if (mode == 0) {
-            SemaphoreCommands.Released reply = rawCall(() -> raw.release(keys, via.limit, id));
+            ReleaseScript.Released reply = rawCall(() -> raw.release(keys, via.limit, id));
             answer = reply == null ? "failed" : "released " + reply.released();
             if (reply != null && surelyHeld) {
                 check(reply.released(), () -> "release of held phantom " + id + " answered 0");
@@ -1008,7 +1010,7 @@ class ModelBasedTest {
             }
         } else {
             boolean give = mode == 1;
-            SemaphoreCommands.Cancelled reply = rawCall(() -> raw.cancel(keys, via.limit, id, give));
+            CancelScript.Cancelled reply = rawCall(() -> raw.cancel(keys, via.limit, id, give));
             answer = reply == null ? "failed" : "token " + reply.grantedToken();
             if (reply != null && surelyHeld) {
                 check(reply.grantedToken() == info.token(), () -> "cancel of held phantom " + id
@@ -1079,7 +1081,7 @@ class ModelBasedTest {
         }
         Party p = slots[slot];
         long at = serverMs();
-        p.registry.halt();
+        Engines.halt(p.registry);
         // A JVM that dies takes its connections with it.
         p.factory.destroy();
         p.life = Life.HALTED;
@@ -1198,7 +1200,7 @@ class ModelBasedTest {
         LettuceConnectionFactory factory = server.connectionFactory();
         SemaphoreSettings settings =
                 new SemaphoreSettings(limit, Duration.ofMillis(lease), Duration.ZERO, fair, autoRenew);
-        DefaultSemaphoreRegistry registry = (DefaultSemaphoreRegistry) SemaphoreRegistry.builder(factory)
+        SemaphoreRegistry registry = SemaphoreRegistry.builder(factory)
                 .keyPrefix(PREFIX).defaults(settings).waiterTick(TICK).waiterHeartbeat(HEARTBEAT).build();
         // The registry's inbox is the one channel no known party subscribed.
         Set<String> known = new HashSet<>(byInbox.keySet());
@@ -1825,7 +1827,7 @@ class ModelBasedTest {
     }
 
     /** @return the server time (ms) at which a script ran, from its reply */
-    private static long atMs(SemaphoreCommands.Usage usage) {
+    private static long atMs(Usage usage) {
         return usage.serverMicros() / 1000;
     }
 

@@ -1,6 +1,5 @@
 package io.github.redissemaphore.core;
 
-import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
 import io.github.redissemaphore.core.observation.DefaultSemaphoreObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationContext;
 import io.github.redissemaphore.test.Dedicated;
@@ -134,7 +133,7 @@ class ObservationTest extends SemaphoreTestBase {
             }
         });
         waiter.start();
-        await().until(() -> ((DefaultRedisSemaphore) semaphore).localState().waiters() == 1);
+        await().until(() -> semaphore.localState().waiters() == 1);
         waiter.interrupt();
         waiter.join(10_000);
         assertThat(waiterFailure.get()).isInstanceOf(InterruptedException.class);
@@ -202,7 +201,7 @@ class ObservationTest extends SemaphoreTestBase {
         RedisSemaphore semaphore = observed().semaphore(name, SemaphoreSettings.DEFAULTS.withLeaseTime(
                 Duration.ofMillis(900)));
         Permit permit = semaphore.tryAcquire().orElseThrow();
-        ((DefaultRedisSemaphore) semaphore).forceRelease(permit.id());
+        semaphore.forceRelease(permit.id());
 
         await().until(() -> !permit.isHeld());
         assertThat(observations).hasObservationWithNameEqualTo("semaphore.hold").that()

@@ -68,7 +68,7 @@ class RegistryTest extends SemaphoreTestBase {
         }
         Permit busy = registry.semaphore("tenants:busy").tryAcquire().orElseThrow();
 
-        ((io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry) registry).evictIdleKeyed();
+        io.github.redissemaphore.core.internal.Engines.evictIdleKeyed(registry);
 
         // Plain and configured names stay, and so does a keyed one this JVM holds.
         assertThat(registry.semaphores()).extracting(RedisSemaphore::name)
@@ -100,7 +100,7 @@ class RegistryTest extends SemaphoreTestBase {
         registry.semaphore("api:v2", "acme", SemaphoreSettings.DEFAULTS).tryAcquire().orElseThrow().release();
         Permit busy = registry.semaphore("tenants:busy").tryAcquire().orElseThrow();
 
-        ((io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry) registry).evictIdleKeyed();
+        io.github.redissemaphore.core.internal.Engines.evictIdleKeyed(registry);
 
         // "api:v2" is keyed by the rule of names ("api" + "v2"): forgotten too, it costs nothing.
         assertThat(forgotten).containsExactlyInAnyOrder("tenants:1", "api:v2:acme", "api:v2");

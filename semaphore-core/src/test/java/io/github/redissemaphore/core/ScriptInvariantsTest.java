@@ -5,15 +5,15 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Acquired;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Cancelled;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Leased;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Released;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Renewed;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
+import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
+import io.github.redissemaphore.core.internal.redis.CancelScript.Cancelled;
+import io.github.redissemaphore.core.internal.redis.LeaseScript.Leased;
+import io.github.redissemaphore.core.internal.redis.ReleaseScript.Released;
+import io.github.redissemaphore.core.internal.redis.RenewScript.Renewed;
+import io.github.redissemaphore.core.internal.redis.Scripts;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.StateScript;
+import io.github.redissemaphore.core.internal.redis.Usage;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 
@@ -43,7 +43,7 @@ import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * The scripts on their own, called through {@link SemaphoreCommands} (and raw, for bad arguments):
+ * The scripts on their own, called through {@link RawScripts} (and raw, for bad arguments):
  * whatever id a client sends, in whatever order, no script errors and the data-model invariants of
  * {@code _common.lua} hold after every call, checked by reading the keys ({@link ScriptSnapshot}).
  */
@@ -138,7 +138,7 @@ class ScriptInvariantsTest {
         }
     }
 
-    private SemaphoreCommands commands;
+    private RawScripts commands;
     private StringRedisTemplate redis;
     private RedisServer server;
     /** The server's: the scripts are called on no other key. */
@@ -155,7 +155,7 @@ class ScriptInvariantsTest {
     void connect(RedisServer server) {
         this.server = server;
         RedisConnectionFactory factory = server.connectionFactory();
-        commands = new SemaphoreCommands(factory, SemaphoreScripts.load());
+        commands = new RawScripts(factory);
         redis = new StringRedisTemplate(factory);
         prefix = server.keyPrefix();
         inbox = prefix + ":inbox:nobody";
@@ -491,7 +491,7 @@ class ScriptInvariantsTest {
                 });
             }
             case STATE -> {
-                SemaphoreCommands.State state = (SemaphoreCommands.State) reply;
+                StateScript.Read state = (StateScript.Read) reply;
                 assertThat(state.state().holders()).as(why)
                         .filteredOn(holder -> holder.permitId().equals(T)).hasSize(kind.holds() ? 1 : 0);
                 assertThat(state.state().waiters()).as(why)
@@ -618,14 +618,14 @@ class ScriptInvariantsTest {
         assertThat(calls).isGreaterThan(90);
 
         // A good call does the work that was waiting: T's lease and L's heartbeat end, W is granted.
-        SemaphoreCommands.State state = checked(keys, LIMIT, "state", () -> commands.state(keys, LIMIT, 100));
+        StateScript.Read state = checked(keys, LIMIT, "state", () -> commands.state(keys, LIMIT, 100));
         assertThat(state.state().holders()).extracting(SemaphoreState.Holder::permitId).containsExactlyInAnyOrder(O, W);
         assertThat(state.state().waiters()).isEmpty();
     }
 
     private void expectErrorWritingNothing(SemaphoreKeys keys, String script, String[] args, ScriptSnapshot before) {
         String call = script + " " + Arrays.toString(args);
-        Throwable error = catchThrowable(() -> redis.execute(SemaphoreScripts.script(script), keys.all(),
+        Throwable error = catchThrowable(() -> redis.execute(Scripts.load(script), keys.all(),
                 (Object[]) args));
         assertThat(error).as("%s must be refused", call).isNotNull();
         assertThat(messages(error)).as("%s: the error reply", call).contains("semaphore script");
@@ -1035,7 +1035,7 @@ class ScriptInvariantsTest {
                         expires -> assertThat(expires).isBetween(0L, bound)));
 
         SemaphoreKeys unused = keys("idle-read");
-        SemaphoreCommands.State read = checked(unused, 1, "state", () -> commands.state(unused, 1, 10));
+        StateScript.Read read = checked(unused, 1, "state", () -> commands.state(unused, 1, 10));
         long readAt = read.usage().serverMicros() / 1000;
         ScriptSnapshot afterRead = ScriptSnapshot.take(redis, unused);
         assertThat(afterRead.expireAt()).as("expiry of every key after a read at %s: %s", readAt, afterRead)
@@ -1266,7 +1266,7 @@ class ScriptInvariantsTest {
             return r.usage();
         } else if (reply instanceof Renewed r) {
             return r.usage();
-        } else if (reply instanceof SemaphoreCommands.State r) {
+        } else if (reply instanceof StateScript.Read r) {
             return r.usage();
         } else if (reply instanceof Leased r) {
             return r.usage();

@@ -1,6 +1,6 @@
 package io.github.redissemaphore.core;
 
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;

@@ -4,7 +4,6 @@ import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
-import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
 
 import java.util.Collection;
 import java.util.List;
@@ -68,7 +67,7 @@ public class SemaphoresEndpoint {
      *         unknown here
      */
     @ReadOperation
-    public SemaphoreDescriptor semaphore(@Selector String name) {
+    public @Nullable SemaphoreDescriptor semaphore(@Selector String name) {
         RedisSemaphore semaphore = find(name);
         return semaphore == null ? null : SemaphoreDescriptor.of(semaphore);
     }
@@ -113,12 +112,20 @@ public class SemaphoresEndpoint {
      */
     @DeleteOperation
     public ReleaseDescriptor release(@Selector String name, @Selector String permitId) {
-        // unknown here, or a registry of the application's own that cannot force a release
-        boolean released = find(name) instanceof DefaultRedisSemaphore semaphore && semaphore.forceRelease(permitId);
-        return new ReleaseDescriptor(name, permitId, released);
+        RedisSemaphore semaphore = find(name);
+        return new ReleaseDescriptor(name, permitId, semaphore != null && forceRelease(semaphore, permitId));
     }
 
-    private RedisSemaphore find(String name) {
+    /** @return false too when the semaphore is of an application's own registry that cannot force a release */
+    private static boolean forceRelease(RedisSemaphore semaphore, String permitId) {
+        try {
+            return semaphore.forceRelease(permitId);
+        } catch (UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    private @Nullable RedisSemaphore find(String name) {
         for (RedisSemaphore semaphore : registry.semaphores()) {
             if (semaphore.name().equals(name)) {
                 return semaphore;
@@ -171,11 +178,9 @@ public class SemaphoresEndpoint {
         /** Reads the semaphore's state in Redis, then what this JVM learnt of other JVMs' limits. */
         static SemaphoreDescriptor of(RedisSemaphore semaphore) {
             SemaphoreState state = semaphore.state();
-            List<OtherLimitDescriptor> others = semaphore instanceof DefaultRedisSemaphore ours
-                    ? ours.otherConfiguredLimits().entrySet().stream()
-                            .map(other -> new OtherLimitDescriptor(other.getKey(), other.getValue().toString()))
-                            .toList()
-                    : List.of();
+            List<OtherLimitDescriptor> others = semaphore.localState().otherConfiguredLimits().entrySet().stream()
+                    .map(other -> new OtherLimitDescriptor(other.getKey(), other.getValue().toString()))
+                    .toList();
             return new SemaphoreDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(),
                     others, state.used(), state.available(),
                     state.holders().stream().map(HolderDescriptor::of).toList(),

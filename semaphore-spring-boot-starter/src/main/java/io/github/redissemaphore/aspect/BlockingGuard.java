@@ -10,6 +10,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.ReactiveAdapterRegistry;
 
@@ -51,7 +52,7 @@ final class BlockingGuard implements ResultGuard {
     }
 
     @Override
-    public Object guard(SemaphoreCall call) throws Throwable {
+    public @Nullable Object guard(SemaphoreCall call) throws Throwable {
         String name = call.semaphore().name();
         if (holds.holds(name)) {
             // nested on this thread: the outer call's permit covers it

@@ -11,6 +11,7 @@ import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
 import org.aspectj.lang.reflect.MethodSignature;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.PropertyResolver;
@@ -75,7 +76,7 @@ public class DistributedSemaphoreAspect implements Ordered {
     /** Guards one call. */
     @Around("@annotation(io.github.redissemaphore.annotation.DistributedSemaphore)"
             + " || (execution(public * *(..)) && @within(io.github.redissemaphore.annotation.DistributedSemaphore))")
-    public Object guard(ProceedingJoinPoint joinPoint) throws Throwable {
+    public @Nullable Object guard(ProceedingJoinPoint joinPoint) throws Throwable {
         Object target = joinPoint.getTarget();
         Method method = ((MethodSignature) joinPoint.getSignature()).getMethod();
         SemaphoreOperation operation = operations.find(method, AopProxyUtils.ultimateTargetClass(target));

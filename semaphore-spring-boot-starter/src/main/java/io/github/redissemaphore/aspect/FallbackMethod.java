@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.KotlinDetector;
 import org.springframework.util.ClassUtils;
@@ -81,7 +82,7 @@ final class FallbackMethod {
      * @return its result; for a suspend function, a publisher of it that runs the function in the
      *         caller's coroutine context when subscribed
      */
-    Object invoke(Object target, Object[] args, SemaphoreRejectedException rejection) throws Throwable {
+    @Nullable Object invoke(Object target, Object[] args, SemaphoreRejectedException rejection) throws Throwable {
         Object[] arguments = args;
         if (takesRejection) {
             arguments = Arrays.copyOf(args, args.length + 1);

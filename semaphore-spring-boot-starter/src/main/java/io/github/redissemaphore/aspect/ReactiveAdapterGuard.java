@@ -1,7 +1,9 @@
 package io.github.redissemaphore.aspect;
 
 import java.lang.reflect.Method;
+import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.ReactiveAdapter;
@@ -37,14 +39,15 @@ final class ReactiveAdapterGuard implements ResultGuard {
         return !KotlinDetector.isSuspendingFunction(method) && adapter(method.getReturnType()) != null;
     }
 
-    private ReactiveAdapter adapter(Class<?> returnType) {
+    private @Nullable ReactiveAdapter adapter(Class<?> returnType) {
         ReactiveAdapter adapter = adapters.getAdapter(returnType);
         return adapter != null && returnType.isAssignableFrom(adapter.getReactiveType()) ? adapter : null;
     }
 
     @Override
-    public Object guard(SemaphoreCall call) throws Throwable {
-        ReactiveAdapter adapter = adapter(call.method().getReturnType());
+    public @Nullable Object guard(SemaphoreCall call) throws Throwable {
+        // canHandle() found the adapter already
+        ReactiveAdapter adapter = Objects.requireNonNull(adapter(call.method().getReturnType()), "adapter");
         Publisher<?> work;
         if (startsAtOnce(adapter)) {
             // the method's work begins when it is called: call it only once the permit is held

@@ -2,6 +2,7 @@ package io.github.redissemaphore.aspect;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -25,7 +26,7 @@ final class ReactorGuard implements ResultGuard {
     }
 
     @Override
-    public Object guard(SemaphoreCall call) throws Throwable {
+    public @Nullable Object guard(SemaphoreCall call) throws Throwable {
         // The method only assembles the publisher; the work happens on subscription, under the permit.
         Object publisher = call.proceed();
         if (publisher == null) {

@@ -2,6 +2,8 @@ package io.github.redissemaphore.aspect;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Holds a permit for as long as a method's result is in the making: until it returns for plain
  * results, until it completes for asynchronous ones. One implementation per kind of result; the
@@ -16,5 +18,5 @@ interface ResultGuard {
     boolean supports(Method method);
 
     /** @return the method's result (or the fallback's), guarded */
-    Object guard(SemaphoreCall call) throws Throwable;
+    @Nullable Object guard(SemaphoreCall call) throws Throwable;
 }

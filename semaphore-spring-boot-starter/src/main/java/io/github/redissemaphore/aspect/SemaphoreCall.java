@@ -6,6 +6,8 @@ import io.github.redissemaphore.core.SemaphoreRejectedException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One call of a guarded method: the semaphore it needs, how much of it and for how long to wait,
  * and how to go on (the method) or give up (the fallback, else the rejection).
@@ -13,7 +15,7 @@ import java.time.Duration;
  * @param method the guarded method as declared on the target class
  */
 record SemaphoreCall(RedisSemaphore semaphore, int permits, Duration waitTime, Method method, Invocation invocation,
-                     FallbackMethod fallback, Object target, Object[] args) {
+                     @Nullable FallbackMethod fallback, Object target, Object[] args) {
 
     /** Runs the guarded method. */
     Object proceed() throws Throwable {
@@ -30,7 +32,7 @@ record SemaphoreCall(RedisSemaphore semaphore, int permits, Duration waitTime, M
      *
      * @throws SemaphoreRejectedException when there is none
      */
-    Object rejected(SemaphoreRejectedException rejection) throws Throwable {
+    @Nullable Object rejected(SemaphoreRejectedException rejection) throws Throwable {
         if (fallback == null) {
             throw rejection;
         }

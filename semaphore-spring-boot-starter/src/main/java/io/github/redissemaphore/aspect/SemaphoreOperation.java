@@ -7,6 +7,7 @@ import io.github.redissemaphore.core.SemaphoreSettings;
 import java.lang.reflect.Method;
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
@@ -23,15 +24,15 @@ final class SemaphoreOperation {
 
     private final Method method;
     private final String name;
-    private final Expression key;
+    private final @Nullable Expression key;
     private final SemaphoreSettings settings;
     private final int permits;
     private final Duration waitTime;
-    private final FallbackMethod fallback;
+    private final @Nullable FallbackMethod fallback;
     private final ResultGuard guard;
 
-    SemaphoreOperation(Method method, String name, Expression key, SemaphoreSettings settings, int permits,
-                       Duration waitTime, FallbackMethod fallback, ResultGuard guard) {
+    SemaphoreOperation(Method method, String name, @Nullable Expression key, SemaphoreSettings settings, int permits,
+                       Duration waitTime, @Nullable FallbackMethod fallback, ResultGuard guard) {
         this.method = method;
         this.name = name;
         this.key = key;
@@ -43,7 +44,8 @@ final class SemaphoreOperation {
     }
 
     /** Runs one call of the method under this operation's semaphore. */
-    Object invoke(SemaphoreRegistry registry, Object target, Object[] args, Invocation invocation) throws Throwable {
+    @Nullable Object invoke(SemaphoreRegistry registry, Object target, Object[] args, Invocation invocation)
+            throws Throwable {
         return guard.guard(new SemaphoreCall(semaphore(registry, args), permits, waitTime, method, invocation, fallback,
                 target, args));
     }

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.KotlinDetector;
@@ -50,12 +51,12 @@ final class SemaphoreOperations {
     }
 
     /** @return the operation of {@code method} called on an instance of {@code targetClass}, or null if none */
-    SemaphoreOperation find(Method method, Class<?> targetClass) {
+    @Nullable SemaphoreOperation find(Method method, Class<?> targetClass) {
         return cache.computeIfAbsent(new MethodClassKey(method, targetClass),
                 key -> Optional.ofNullable(create(method, targetClass))).orElse(null);
     }
 
-    private SemaphoreOperation create(Method interfaceOrMethod, Class<?> targetClass) {
+    private @Nullable SemaphoreOperation create(Method interfaceOrMethod, Class<?> targetClass) {
         Method method = AopUtils.getMostSpecificMethod(interfaceOrMethod, targetClass);
         DistributedSemaphore annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedSemaphore.class);
         if (annotation == null && !ReflectionUtils.isObjectMethod(method)) {
@@ -85,7 +86,7 @@ final class SemaphoreOperations {
         }
     }
 
-    private static Expression key(DistributedSemaphore annotation, Method method) {
+    private static @Nullable Expression key(DistributedSemaphore annotation, Method method) {
         if (annotation.key().isBlank()) {
             return null;
         }
@@ -115,7 +116,7 @@ final class SemaphoreOperations {
         return waitTime;
     }
 
-    private static FallbackMethod fallback(DistributedSemaphore annotation, Method method, Class<?> targetClass) {
+    private static @Nullable FallbackMethod fallback(DistributedSemaphore annotation, Method method, Class<?> targetClass) {
         if (annotation.fallbackMethod().isBlank()) {
             return null;
         }
@@ -138,7 +139,7 @@ final class SemaphoreOperations {
                 + ResultGuards.SUPPORTED);
     }
 
-    private static IllegalArgumentException invalid(Method method, String attribute, String problem) {
+    private static IllegalArgumentException invalid(Method method, String attribute, @Nullable String problem) {
         return new IllegalArgumentException("Invalid " + attribute + " of @DistributedSemaphore on "
                 + describe(method) + ": " + problem);
     }

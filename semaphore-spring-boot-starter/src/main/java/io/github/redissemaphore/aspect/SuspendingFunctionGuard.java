@@ -2,6 +2,7 @@ package io.github.redissemaphore.aspect;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.core.KotlinDetector;
 
@@ -27,7 +28,7 @@ final class SuspendingFunctionGuard implements ResultGuard {
     }
 
     @Override
-    public Object guard(SemaphoreCall call) throws Throwable {
+    public @Nullable Object guard(SemaphoreCall call) throws Throwable {
         Object result = call.proceed();
         if (!(result instanceof Publisher<?> publisher)) {
             throw new IllegalStateException("Spring AOP called suspend function "

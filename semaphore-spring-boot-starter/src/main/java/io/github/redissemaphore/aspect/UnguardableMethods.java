@@ -17,6 +17,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Finds the {@code @DistributedSemaphore} methods of a bean that the aspect can never guard,
@@ -106,7 +107,7 @@ final class UnguardableMethods {
         return AnnotatedElementUtils.hasAnnotation(method, DistributedSemaphore.class);
     }
 
-    private static Unguardable problem(Method method, Object bean, boolean advised) {
+    private static @Nullable Unguardable problem(Method method, Object bean, boolean advised) {
         int modifiers = method.getModifiers();
         if (Modifier.isStatic(modifiers)) {
             return new Unguardable(method, "it is static: a proxy intercepts calls on the bean, never a static call",

@@ -19,6 +19,7 @@ import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.Ordered;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Refuses, as each bean is created, a {@code @DistributedSemaphore} the aspect can never apply
@@ -33,7 +34,7 @@ public final class UnguardableMethodsCheck implements BeanPostProcessor, BeanFac
 
     private final boolean failStartUp;
     private final Set<Class<?>> warned = ConcurrentHashMap.newKeySet();
-    private ListableBeanFactory beanFactory;
+    private @Nullable ListableBeanFactory beanFactory;
 
     /** @param failStartUp true to fail a bean with an unguardable method, false to log a WARN and go on */
     public UnguardableMethodsCheck(boolean failStartUp) {

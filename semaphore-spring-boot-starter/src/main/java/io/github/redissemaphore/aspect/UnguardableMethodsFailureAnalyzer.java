@@ -11,6 +11,7 @@ import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reports {@code @DistributedSemaphore} methods the aspect can never guard: those
@@ -22,15 +23,15 @@ final class UnguardableMethodsFailureAnalyzer implements FailureAnalyzer {
 
     private static final String NL = System.lineSeparator();
 
-    private final BeanFactory beanFactory;
+    private final @Nullable BeanFactory beanFactory;
 
     /** @param beanFactory where the class of a bean that could not be proxied is looked up; null without a context */
-    UnguardableMethodsFailureAnalyzer(BeanFactory beanFactory) {
+    UnguardableMethodsFailureAnalyzer(@Nullable BeanFactory beanFactory) {
         this.beanFactory = beanFactory;
     }
 
     @Override
-    public FailureAnalysis analyze(Throwable failure) {
+    public @Nullable FailureAnalysis analyze(Throwable failure) {
         String beanName = null;
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof UnguardableMethodsException unguardable) {
@@ -46,7 +47,7 @@ final class UnguardableMethodsFailureAnalyzer implements FailureAnalyzer {
         return null;
     }
 
-    private FailureAnalysis finalClass(String beanName, Throwable failure) {
+    private @Nullable FailureAnalysis finalClass(String beanName, Throwable failure) {
         Class<?> type = beanFactory != null && beanFactory.containsBean(beanName) ? beanFactory.getType(beanName, false)
                 : null;
         if (type == null || !Modifier.isFinal(type.getModifiers()) || !UnguardableMethods.isCandidate(type)) {

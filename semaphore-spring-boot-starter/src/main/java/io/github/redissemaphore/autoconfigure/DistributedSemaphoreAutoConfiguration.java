@@ -5,12 +5,9 @@ import io.github.redissemaphore.aspect.UnguardableMethodsCheck;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties.UnguardableMethodsMode;
 import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreRegistry;
-import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
 
-import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 
@@ -30,14 +27,13 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.scheduling.TaskScheduler;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Auto-configures distributed semaphores on the application's {@link RedisConnectionFactory}: the
- * five Lua scripts as {@link RedisScript} beans, the {@link SemaphoreRegistry} configured from
- * {@link DistributedSemaphoreProperties}, and the {@link DistributedSemaphoreAspect} behind
+ * {@link SemaphoreRegistry} configured from {@link DistributedSemaphoreProperties} (it loads the
+ * seven Lua scripts itself, once), and the {@link DistributedSemaphoreAspect} behind
  * {@code @DistributedSemaphore}. Each bean backs off when the application defines its own.
  *
  * <p>The registry's life is the context's: it is a {@code SmartLifecycle} that stops after the web
@@ -56,7 +52,6 @@ import org.springframework.util.function.SingletonSupplier;
 @ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 @Conditional(OnEnabledCondition.class)
 @EnableConfigurationProperties(DistributedSemaphoreProperties.class)
-@SuppressWarnings("rawtypes")
 public final class DistributedSemaphoreAutoConfiguration {
 
     /** Name of a {@link TaskScheduler} bean the registry should use instead of its own. */
@@ -65,64 +60,10 @@ public final class DistributedSemaphoreAutoConfiguration {
     /** Spring Boot's application executor, which runs asynchronous calls whose permit came after a wait. */
     static final String APPLICATION_TASK_EXECUTOR_BEAN_NAME = "applicationTaskExecutor";
 
-    @Bean
-    @ConditionalOnMissingBean(name = "semaphoreAcquireScript")
-    public RedisScript<List> semaphoreAcquireScript() {
-        return SemaphoreScripts.script("acquire");
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(name = "semaphoreReleaseScript")
-    public RedisScript<List> semaphoreReleaseScript() {
-        return SemaphoreScripts.script("release");
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(name = "semaphoreRenewScript")
-    public RedisScript<List> semaphoreRenewScript() {
-        return SemaphoreScripts.script("renew");
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(name = "semaphoreCancelScript")
-    public RedisScript<List> semaphoreCancelScript() {
-        return SemaphoreScripts.script("cancel");
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(name = "semaphoreStateScript")
-    public RedisScript<List> semaphoreStateScript() {
-        return SemaphoreScripts.script("state");
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(name = "semaphoreLeaseScript")
-    public RedisScript<List> semaphoreLeaseScript() {
-        return SemaphoreScripts.script("lease");
-    }
-
-    @Bean
-    @ConditionalOnMissingBean(name = "semaphoreOverrideScript")
-    public RedisScript<List> semaphoreOverrideScript() {
-        return SemaphoreScripts.script("override");
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    public SemaphoreScripts semaphoreScripts(@Qualifier("semaphoreAcquireScript") RedisScript<List> acquire,
-                                             @Qualifier("semaphoreReleaseScript") RedisScript<List> release,
-                                             @Qualifier("semaphoreRenewScript") RedisScript<List> renew,
-                                             @Qualifier("semaphoreCancelScript") RedisScript<List> cancel,
-                                             @Qualifier("semaphoreStateScript") RedisScript<List> state,
-                                             @Qualifier("semaphoreLeaseScript") RedisScript<List> lease,
-                                             @Qualifier("semaphoreOverrideScript") RedisScript<List> override) {
-        return new SemaphoreScripts(acquire, release, renew, cancel, state, lease, override);
-    }
-
     /**
      * The registry, started (its inbox subscribed) when created. Declared as
      * {@link SemaphoreRegistry} so that any registry of the application's own replaces it; the
-     * instance is a {@link DefaultSemaphoreRegistry}, whose {@code SmartLifecycle} the context
+     * instance is a {@code SmartLifecycle}, which the context
      * drives. Its acquisitions and leases are observed in the application's
      * {@link ObservationRegistry}, if it has one, with the conventions of its
      * {@link SemaphoreObservationConvention} and {@link SemaphoreHoldObservationConvention} beans.
@@ -130,7 +71,7 @@ public final class DistributedSemaphoreAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(SemaphoreRegistry.class)
     public SemaphoreRegistry semaphoreRegistry(RedisConnectionFactory connectionFactory,
-                                               DistributedSemaphoreProperties properties, SemaphoreScripts scripts,
+                                               DistributedSemaphoreProperties properties,
                                                ObjectProvider<SemaphoreListener> listeners,
                                                @Qualifier(TASK_SCHEDULER_BEAN_NAME)
                                                ObjectProvider<TaskScheduler> taskScheduler,
@@ -141,7 +82,6 @@ public final class DistributedSemaphoreAutoConfiguration {
         SemaphoreRegistry.Builder builder = SemaphoreRegistry.builder(connectionFactory)
                 .keyPrefix(properties.keyPrefix())
                 .defaults(properties.defaults().toSettings())
-                .scripts(scripts)
                 .waiterHeartbeat(properties.waiterHeartbeat())
                 .waiterTick(properties.waiterTick());
         properties.configuredSettings().forEach(builder::configure);

@@ -1,7 +1,6 @@
 package io.github.redissemaphore.autoconfigure;
 
 import io.github.redissemaphore.core.SemaphoreRegistry;
-import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
 import io.github.redissemaphore.metrics.SemaphoreMetrics;
 
 import java.util.function.Predicate;
@@ -94,9 +93,9 @@ public final class DistributedSemaphoreMetricsAutoConfiguration {
         public boolean test(String semaphore) {
             try {
                 ObservationRegistry observations = observationRegistry.getIfUnique();
+                SemaphoreRegistry registry = semaphoreRegistry.getIfUnique();
                 return observations != null && meterObservationHandlers.stream().findAny().isPresent()
-                        && semaphoreRegistry.getIfUnique() instanceof DefaultSemaphoreRegistry registry
-                        && registry.observesAcquisitions(semaphore, observations);
+                        && registry != null && registry.observesAcquisitions(semaphore, observations);
             } catch (BeansException e) {
                 // A last acquisition while the context closes: timed here rather than not at all.
                 return false;

@@ -3,9 +3,11 @@ package io.github.redissemaphore.autoconfigure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
@@ -37,15 +39,15 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
 
     private static final String NL = System.lineSeparator();
 
-    private final Environment environment;
+    private final @Nullable Environment environment;
 
     /** @param environment where a value the binder did not keep is looked up; null when there is no context */
-    InvalidPropertiesFailureAnalyzer(Environment environment) {
+    InvalidPropertiesFailureAnalyzer(@Nullable Environment environment) {
         this.environment = environment;
     }
 
     @Override
-    protected FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
+    protected @Nullable FailureAnalysis analyze(Throwable rootFailure, BindException cause) {
         BindValidationException validation = findCause(cause, BindValidationException.class);
         UnboundConfigurationPropertiesException unknown =
                 findCause(cause, UnboundConfigurationPropertiesException.class);
@@ -125,13 +127,13 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
         String allowed = setting.allowed();
         if (!setting.isConstrainedBy(error.getCode())) {
             // a rule between properties (waiter-heartbeat and waiter-tick): the range alone is not enough
-            allowed += ", and " + reason.replaceFirst("^must be ", "");
+            allowed += ", and " + Objects.requireNonNull(reason, "reason").replaceFirst("^must be ", "");
         }
         return Problem.ofValue(setting, value, origin(property), reason, allowed);
     }
 
     /** A rule between properties can fail on one the user left out: show the value it had. */
-    private static String notWritten(SettingDescription setting, ObjectError error) {
+    private static @Nullable String notWritten(SettingDescription setting, ObjectError error) {
         if (setting.defaultValue() != null) {
             return quote(setting.defaultValue()) + " (not set: the default)";
         }
@@ -140,11 +142,11 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
                 : rejected == null ? null : quote(rejected.toString());
     }
 
-    private static String quote(String value) {
+    private static @Nullable String quote(@Nullable String value) {
         return value == null ? null : "\"" + value + "\"";
     }
 
-    private ConfigurationProperty lookUp(ConfigurationPropertyName name) {
+    private @Nullable ConfigurationProperty lookUp(ConfigurationPropertyName name) {
         if (environment == null) {
             return null;
         }
@@ -157,7 +159,7 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
         return null;
     }
 
-    private static Origin origin(ConfigurationProperty property) {
+    private static @Nullable Origin origin(@Nullable ConfigurationProperty property) {
         return property != null ? property.getOrigin() : null;
     }
 
@@ -166,11 +168,11 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
      *
      * @param value as written, quoted, with a note if it was not written; null if unknown
      */
-    private record Problem(String property, String value, Origin origin, String reason, String allowed,
-                           String action) {
+    private record Problem(String property, @Nullable String value, @Nullable Origin origin, @Nullable String reason,
+                           String allowed, String action) {
 
-        static Problem ofValue(SettingDescription setting, String value, Origin origin, String reason,
-                               String allowed) {
+        static Problem ofValue(SettingDescription setting, @Nullable String value, @Nullable Origin origin,
+                               @Nullable String reason, String allowed) {
             String removed = setting.whenRemoved();
             String action = setting.isGroup()
                     ? "Write each setting as a property of its own: " + setting.group() + "."
@@ -179,7 +181,7 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
             return new Problem(setting.property(), value, origin, reason, allowed, action);
         }
 
-        static Problem ofName(SettingDescription setting, Origin origin, String reason) {
+        static Problem ofName(SettingDescription setting, @Nullable Origin origin, @Nullable String reason) {
             return new Problem(setting.property(), quote(setting.semaphoreName()), origin, reason, setting.nameRule(),
                     "Rename the semaphore \"" + setting.semaphoreName() + "\": a semaphore name is "
                             + setting.nameRule() + ".");

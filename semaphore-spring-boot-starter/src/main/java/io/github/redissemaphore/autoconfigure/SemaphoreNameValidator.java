@@ -25,7 +25,7 @@ public final class SemaphoreNameValidator implements ConstraintValidator<Semapho
             return true;
         } catch (IllegalArgumentException e) {
             context.disableDefaultConstraintViolation();
-            context.buildConstraintViolationWithTemplate(escape(e.getMessage())).addConstraintViolation();
+            context.buildConstraintViolationWithTemplate(escape(String.valueOf(e.getMessage()))).addConstraintViolation();
             return false;
         }
     }

@@ -9,11 +9,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.stream.Collectors;
 
 import org.hibernate.validator.constraints.Range;
 import org.hibernate.validator.constraints.time.DurationMax;
 import org.hibernate.validator.constraints.time.DurationMin;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -32,14 +34,16 @@ final class SettingDescription {
     private static final String DURATION_EXAMPLES = " (such as 500ms, 30s or 5m)";
 
     private final String property;
-    private final Class<?> owner;
-    private final RecordComponent component;
+    /** The record the property is a component of; null for the root, as {@link #component} */
+    private final @Nullable Class<?> owner;
+    /** Null for the root and for a semaphore's name (an entry of a map) */
+    private final @Nullable RecordComponent component;
     private final Class<?> valueType;
-    private final String semaphoreName;
-    private final SemaphoreName nameRule;
+    private final @Nullable String semaphoreName;
+    private final @Nullable SemaphoreName nameRule;
 
-    private SettingDescription(String property, Class<?> owner, RecordComponent component, Class<?> valueType,
-                               String semaphoreName, SemaphoreName nameRule) {
+    private SettingDescription(String property, @Nullable Class<?> owner, @Nullable RecordComponent component,
+                               Class<?> valueType, @Nullable String semaphoreName, @Nullable SemaphoreName nameRule) {
         this.property = property;
         this.owner = owner;
         this.component = component;
@@ -49,13 +53,13 @@ final class SettingDescription {
     }
 
     /** @return the description of {@code name}, or null if it is not one of the starter's properties */
-    static SettingDescription of(ConfigurationPropertyName name) {
+    static @Nullable SettingDescription of(ConfigurationPropertyName name) {
         if (!ROOT.equals(name) && !ROOT.isAncestorOf(name)) {
             return null;
         }
         StringBuilder property = new StringBuilder(DistributedSemaphoreProperties.PREFIX);
         Class<?> owner = null;
-        RecordComponent component = null;
+        @Nullable RecordComponent component = null;
         ResolvableType type = ResolvableType.forClass(DistributedSemaphoreProperties.class);
         String semaphoreName = null;
         SemaphoreName nameRule = null;
@@ -74,7 +78,7 @@ final class SettingDescription {
                 type = ResolvableType.forType(component.getGenericType());
             } else if (Map.class.isAssignableFrom(current) && component != null) {
                 semaphoreName = name.getElement(i, Form.ORIGINAL);
-                nameRule = keyRule(owner, component);
+                nameRule = keyRule(Objects.requireNonNull(owner, "owner"), component);
                 property.append(asElement(semaphoreName));
                 type = type.asMap().getGeneric(1);
                 component = null;
@@ -97,13 +101,13 @@ final class SettingDescription {
     }
 
     /** @return true if the property's own declaration carries the constraint {@code code} (its simple name) */
-    boolean isConstrainedBy(String code) {
+    boolean isConstrainedBy(@Nullable String code) {
         return component != null && Arrays.stream(field().getAnnotations())
                 .anyMatch(annotation -> annotation.annotationType().getSimpleName().equals(code));
     }
 
     /** @return the last semaphore name in the property, e.g. "reports", or null if it has none */
-    String semaphoreName() {
+    @Nullable String semaphoreName() {
         return semaphoreName;
     }
 
@@ -117,7 +121,7 @@ final class SettingDescription {
         if (isGroup()) {
             return "settings of their own: " + group();
         }
-        Class<?> type = component.getType();
+        Class<?> type = component().getType();
         Field field = field();
         if (type == boolean.class || type == Boolean.class) {
             return "true or false";
@@ -158,7 +162,7 @@ final class SettingDescription {
     String group() {
         if (Map.class.isAssignableFrom(valueType)) {
             return property + ".<name>.<setting>, where <setting> is one of "
-                    + settingsOf(ResolvableType.forType(component.getGenericType()).asMap().getGeneric(1).resolve(Object.class));
+                    + settingsOf(ResolvableType.forType(component().getGenericType()).asMap().getGeneric(1).resolve(Object.class));
         }
         return property + ".<setting>, where <setting> is one of " + settingsOf(valueType);
     }
@@ -178,33 +182,33 @@ final class SettingDescription {
     }
 
     /** @return what applies when the property is removed, e.g. "the default (30s)", or null if nothing does */
-    String whenRemoved() {
+    @Nullable String whenRemoved() {
         if (component == null) {
             return null;
         }
         if (owner == DistributedSemaphoreProperties.Semaphore.class) {
             boolean hasDefault = Arrays.stream(DistributedSemaphoreProperties.Defaults.class.getRecordComponents())
-                    .anyMatch(candidate -> candidate.getName().equals(component.getName()));
+                    .anyMatch(candidate -> candidate.getName().equals(component().getName()));
             return hasDefault ? DistributedSemaphoreProperties.PREFIX + ".defaults."
-                    + DataObjectPropertyName.toDashedForm(component.getName()) : null;
+                    + DataObjectPropertyName.toDashedForm(component().getName()) : null;
         }
         String value = defaultValue();
         return value == null ? null : value.isEmpty() ? "the defaults" : "the default (" + value + ")";
     }
 
     /** @return the {@code @DefaultValue} of the property ("" for a group of settings), or null if it has none */
-    String defaultValue() {
+    @Nullable String defaultValue() {
         if (component == null) {
             return null;
         }
         try {
-            RecordComponent[] components = owner.getRecordComponents();
+            RecordComponent[] components = owner().getRecordComponents();
             Class<?>[] types = Arrays.stream(components).map(RecordComponent::getType).toArray(Class<?>[]::new);
             int index = 0;
-            while (!components[index].getName().equals(component.getName())) {
+            while (!components[index].getName().equals(component().getName())) {
                 index++;
             }
-            Parameter parameter = owner.getDeclaredConstructor(types).getParameters()[index];
+            Parameter parameter = owner().getDeclaredConstructor(types).getParameters()[index];
             DefaultValue defaultValue = parameter.getAnnotation(DefaultValue.class);
             return defaultValue == null ? null : String.join(",", defaultValue.value());
         } catch (NoSuchMethodException e) {
@@ -230,20 +234,30 @@ final class SettingDescription {
         return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
     }
 
+    /** @return the record component; only called for a property that is one (not the root, not a name) */
+    private RecordComponent component() {
+        return Objects.requireNonNull(component, "component");
+    }
+
+    /** @return the record of the component; set whenever {@link #component} is */
+    private Class<?> owner() {
+        return Objects.requireNonNull(owner, "owner");
+    }
+
     private Field field() {
         try {
-            return owner.getDeclaredField(component.getName());
+            return owner().getDeclaredField(component().getName());
         } catch (NoSuchFieldException e) {
             throw new IllegalStateException("A record component without its field: " + component, e);
         }
     }
 
     /** The rule's message without its "must be": "1 to 200 characters without ...". */
-    private static String rule(SemaphoreName rule) {
+    private static String rule(@Nullable SemaphoreName rule) {
         return rule == null ? "a valid semaphore name" : rule.message().replaceFirst("^must be ", "");
     }
 
-    private static SemaphoreName keyRule(Class<?> owner, RecordComponent map) {
+    private static @Nullable SemaphoreName keyRule(Class<?> owner, RecordComponent map) {
         try {
             if (owner.getDeclaredField(map.getName()).getAnnotatedType() instanceof AnnotatedParameterizedType type) {
                 return type.getAnnotatedActualTypeArguments()[0].getAnnotation(SemaphoreName.class);
@@ -254,7 +268,7 @@ final class SettingDescription {
         }
     }
 
-    private static String durationRange(DurationMin min, DurationMax max) {
+    private static String durationRange(@Nullable DurationMin min, @Nullable DurationMax max) {
         if (min != null && max != null) {
             return "a duration from " + format(min) + " to " + format(max) + DURATION_EXAMPLES;
         }

@@ -7,6 +7,7 @@ import java.util.regex.Pattern;
 
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName.Form;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A property under {@code distributed-semaphore} that {@link DistributedSemaphoreProperties} has
@@ -30,7 +31,7 @@ final class UnknownProperty {
     }
 
     /** @return {@code name} explained, or null if it is not under {@code distributed-semaphore} or is known */
-    static UnknownProperty of(ConfigurationPropertyName name) {
+    static @Nullable UnknownProperty of(ConfigurationPropertyName name) {
         for (int known = name.getNumberOfElements() - 1; known > 0; known--) {
             SettingDescription parent = SettingDescription.of(name.chop(known));
             if (parent != null) {

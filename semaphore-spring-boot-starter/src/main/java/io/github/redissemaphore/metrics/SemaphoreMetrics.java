@@ -23,6 +23,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Publishes what the semaphores of one registry do as Micrometer meters, each tagged with the
  * semaphore {@code name}. Everything comes from the registry's {@link SemaphoreListener} events,
@@ -60,7 +62,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
 
     /** Semaphore name -> whether an observation meter handler times its acquisitions (so they are not timed here). */
     private final Predicate<String> timedByObservations;
-    private volatile MeterRegistry meterRegistry;
+    private volatile @Nullable MeterRegistry meterRegistry;
     /** The meters of each semaphore, from its first event until it is forgotten. */
     private final Map<String, SemaphoreMeters> semaphores = new ConcurrentHashMap<>();
     /** One sample per permit of each lease this JVM holds, by permit id. */
@@ -91,7 +93,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
      *                            semaphore of that name (from its {@code semaphore.acquire}
      *                            observation), so they are not timed here; asked once per semaphore,
      *                            at its first acquisition (again if it is forgotten and used anew),
-     *                            e.g. {@code DefaultSemaphoreRegistry.observesAcquisitions}
+     *                            e.g. {@code SemaphoreRegistry.observesAcquisitions}
      */
     public SemaphoreMetrics(Predicate<String> timedByObservations) {
         this.timedByObservations = Objects.requireNonNull(timedByObservations, "timedByObservations");
@@ -243,14 +245,14 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         private final List<Meter> registered = new ArrayList<>();
         private final Map<String, Timer> acquireTimers = new ConcurrentHashMap<>();
         /** Null until the first report: the gauges read NaN, not a made-up 0. */
-        private volatile Figures figures;
-        private volatile Counter lost;
-        private volatile Counter renewals;
-        private volatile LongTaskTimer active;
+        private volatile @Nullable Figures figures;
+        private volatile @Nullable Counter lost;
+        private volatile @Nullable Counter renewals;
+        private volatile @Nullable LongTaskTimer active;
         /** Guarded by {@link SemaphoreMetrics#lock}. */
         private int leasesHeld;
         /** Null until the first acquisition ends; asking twice (a race) gives the same answer. */
-        private volatile Boolean timedHere;
+        private volatile @Nullable Boolean timedHere;
 
         SemaphoreMeters(String name) {
             this.name = name;

@@ -9,8 +9,6 @@ import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
-import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
 import io.github.redissemaphore.metrics.SemaphoreMetrics;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.RedisServer;
@@ -63,16 +61,13 @@ class DistributedSemaphoreAutoConfigurationTest {
         runner.run(context -> {
             assertThat(context).hasNotFailed()
                     .hasSingleBean(SemaphoreRegistry.class)
-                    .hasSingleBean(SemaphoreScripts.class)
                     .hasSingleBean(DistributedSemaphoreAspect.class)
                     .hasSingleBean(SemaphoreMetrics.class)
                     .hasSingleBean(SemaphoresEndpoint.class)
                     .hasSingleBean(LimitRequestCheck.class)
-                    .hasSingleBean(SemaphoresHealthIndicator.class)
-                    .hasBean("semaphoreAcquireScript").hasBean("semaphoreReleaseScript")
-                    .hasBean("semaphoreRenewScript").hasBean("semaphoreCancelScript")
-                    .hasBean("semaphoreStateScript").hasBean("semaphoreLeaseScript").hasBean("semaphoreOverrideScript");
-            assertThat(context.getBeansOfType(RedisScript.class)).hasSize(7);
+                    .hasSingleBean(SemaphoresHealthIndicator.class);
+            // the registry loads its scripts itself: they are no beans an application could replace
+            assertThat(context.getBeansOfType(RedisScript.class)).isEmpty();
             RedisSemaphore semaphore = context.getBean(SemaphoreRegistry.class).semaphore("works");
             try (Permit permit = semaphore.tryAcquire().orElseThrow()) {
                 assertThat(semaphore.state().used()).isEqualTo(1);
@@ -91,7 +86,7 @@ class DistributedSemaphoreAutoConfigurationTest {
                         "distributed-semaphore.semaphores.reports.wait-time=5s",
                         "distributed-semaphore.semaphores.reports.replication-timeout=250ms")
                 .run(context -> {
-                    DefaultSemaphoreRegistry registry = context.getBean(DefaultSemaphoreRegistry.class);
+                    SemaphoreRegistry registry = context.getBean(SemaphoreRegistry.class);
                     assertThat(registry.settingsOf("anything")).isEqualTo(new SemaphoreSettings(4,
                             Duration.ofSeconds(10), Duration.ZERO, false, true, 2, Duration.ofMillis(100)));
                     // left-out values come from the defaults
@@ -130,18 +125,6 @@ class DistributedSemaphoreAutoConfigurationTest {
     }
 
     @Test
-    void applicationScriptsReplaceOurs() {
-        RedisScript<List> acquire = SemaphoreScripts.script("acquire");
-        SemaphoreScripts scripts = SemaphoreScripts.load();
-        runner.withBean("semaphoreAcquireScript", RedisScript.class, () -> acquire).run(context -> {
-            assertThat(context.getBean("semaphoreAcquireScript")).isSameAs(acquire);
-            assertThat(context.getBean(SemaphoreScripts.class).acquire()).isSameAs(acquire);
-        });
-        runner.withBean(SemaphoreScripts.class, () -> scripts).run(context ->
-                assertThat(context.getBean(SemaphoreScripts.class)).isSameAs(scripts));
-    }
-
-    @Test
     void anApplicationAspectMetricsAndEndpointReplaceOurs() {
         runner.withBean("myAspect", DistributedSemaphoreAspect.class,
                         () -> new DistributedSemaphoreAspect((SemaphoreRegistry) null, new StandardEnvironment(),
@@ -159,7 +142,6 @@ class DistributedSemaphoreAutoConfigurationTest {
         runner.withPropertyValues("distributed-semaphore.enabled=false").run(context -> assertThat(context)
                 .hasNotFailed()
                 .doesNotHaveBean(SemaphoreRegistry.class)
-                .doesNotHaveBean(SemaphoreScripts.class)
                 .doesNotHaveBean(DistributedSemaphoreAspect.class)
                 .doesNotHaveBean(SemaphoreMetrics.class)
                 .doesNotHaveBean(SemaphoresEndpoint.class));

@@ -7,8 +7,7 @@ import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreSettings;
-import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
-import io.github.redissemaphore.core.internal.DefaultSemaphoreRegistry;
+import io.github.redissemaphore.core.internal.Engines;
 import io.github.redissemaphore.starter.Gate;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.RedisServer;
@@ -123,7 +122,7 @@ class SemaphoreMetricsTest {
                     .timer() != null);
 
             // an operator ends the lease: the holder finds it lost at its next renewal
-            ((DefaultRedisSemaphore) semaphore).forceRelease(one.id());
+            semaphore.forceRelease(one.id());
             await().until(() -> meters.find("semaphore.lease.lost").tag("name", "metered").counter() != null
                     && meters.get("semaphore.lease.lost").tag("name", "metered").counter().count() == 1);
             assertThat(one.isHeld()).isFalse();
@@ -191,7 +190,7 @@ class SemaphoreMetricsTest {
                     .orElseThrow();
             assertThat(namesTagged(meters, "tenants:acme")).hasSize(7);
 
-            ((DefaultSemaphoreRegistry) registry).evictIdleKeyed();
+            Engines.evictIdleKeyed(registry);
 
             assertThat(namesTagged(meters, "tenants:acme")).isEmpty();
             assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(7);

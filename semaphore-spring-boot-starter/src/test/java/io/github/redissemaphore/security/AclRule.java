@@ -12,7 +12,7 @@ import java.util.List;
  * <p>Where each command comes from:
  * <ul>
  * <li>{@code EVALSHA}, {@code EVAL} (the latter when the script cache misses): every semaphore
- *     operation ({@code SemaphoreCommands}); the commands the scripts run are checked against the
+ *     operation ({@code ScriptRunner}); the commands the scripts run are checked against the
  *     same user, hence {@code TIME HMGET HGET HSET HDEL ZADD ZREM ZRANGE ZRANGEBYSCORE ZSCORE ZCARD
  *     PEXPIREAT PERSIST PUBLISH} (the {@code redis.call}s of the Lua scripts; {@code PERSIST} when a
  *     runtime limit is set);</li>

@@ -4,12 +4,20 @@ import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreListener.Outcome;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
+import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Acquired;
+import io.github.redissemaphore.core.internal.redis.AcquireScript;
+import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
+import io.github.redissemaphore.core.internal.redis.CancelScript;
+import io.github.redissemaphore.core.internal.redis.RenewScript;
+import io.github.redissemaphore.core.internal.redis.ReplicaWait.Replication;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -17,23 +25,49 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+
 /**
  * The waits of one semaphore's callers, from the first {@code acquire} call to a permit or an
  * exception. Every party that can decide a wait (the acquire reply, the grant message, the
  * renewal tick's reply, the deadline, an interrupt or cancel, shutdown) decides it here, through
  * the transitions of its {@link PendingAcquisition}, so the races of a wait are in one class.
  */
-final class Acquisitions extends SemaphorePart {
+final class Acquisitions implements LeaseKeeper.WaiterReplies {
 
+    private static final Logger log = EngineLogs.SEMAPHORE;
     /** How long past its deadline a wait may take to learn from Redis whether it was granted. */
     private static final Duration ANSWER_GRACE = Duration.ofMillis(150);
 
-    Acquisitions(DefaultRedisSemaphore semaphore) {
-        super(semaphore);
+    private final SemaphoreIdentity identity;
+    private final SemaphoreSettings settings;
+    private final SemaphoreKeys keys;
+    private final SemaphoreContext context;
+    private final ScriptRunner runner;
+    private final SemaphoreLedger ledger;
+    private final UsageFigures figures;
+    private final CleanUps cleanUps;
+    private final RenewalTick tick;
+    /** What the permits it grants do when their holder moves them. */
+    private final PermitMoves moves;
+
+    Acquisitions(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, UsageFigures figures,
+                 CleanUps cleanUps, RenewalTick tick, PermitMoves moves) {
+        this.identity = identity;
+        this.settings = identity.settings();
+        this.keys = identity.keys();
+        this.context = context;
+        this.runner = context.runner();
+        this.ledger = ledger;
+        this.figures = figures;
+        this.cleanUps = cleanUps;
+        this.tick = tick;
+        this.moves = moves;
     }
 
     /**
-     * Runs {@code started} (the count-down of {@link DefaultRedisSemaphore#started()}) when the
+     * Runs {@code started} (the count-down of {@link SemaphoreLedger#started()}) when the
      * first reply has been handled, or when starting failed before that. From the moment the
      * acquisition's observation starts, whatever fails ends it: a {@link RuntimeException} that is
      * no Redis failure (a scheduler that refuses a task, an inbox that cannot subscribe, a bug)
@@ -42,10 +76,10 @@ final class Acquisitions extends SemaphorePart {
      */
     PendingAcquisition begin(int permits, Duration maxWait, Duration leaseTime, boolean async,
                              Runnable started) {
-        registry.checkOpen();
-        Observations observations = registry.observations();
+        context.checkOpen();
+        Observations observations = context.observations();
         PendingAcquisition pending = new PendingAcquisition(Ids.permitId(), permits, maxWait, leaseTime,
-                System.nanoTime(), observations.current(), observations.acquisition(semaphore, permits));
+                System.nanoTime(), observations.current(), observations.acquisition(identity, permits));
         pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
         boolean wait = !maxWait.isZero();
         if (async) {
@@ -72,7 +106,7 @@ final class Acquisitions extends SemaphorePart {
                 } finally {
                     started.run();
                 }
-            }, registry.callbacks());
+            }, context.callbacks());
         } else {
             try {
                 enlist(pending, wait);
@@ -88,12 +122,15 @@ final class Acquisitions extends SemaphorePart {
         return pending;
     }
 
+    private String name() {
+        return identity.name();
+    }
+
     /** A caller that will wait is routed its grant, before Redis can make one. */
     private void enlist(PendingAcquisition pending, boolean wait) {
         if (wait) {
-            registry.inbox().listenFor(keys);
-            waiting.put(pending.id, pending);
-            registry.route(pending.id, semaphore);
+            context.inbox().listenFor(keys);
+            ledger.waitFor(pending);
         }
     }
 
@@ -115,7 +152,7 @@ final class Acquisitions extends SemaphorePart {
 
     /** The wait is timed from the caller's start, whenever the reply that queued it came. */
     private void timeWait(PendingAcquisition pending) {
-        pending.deadline(registry.scheduler().schedule(() -> deadlinePassed(pending),
+        pending.deadline(context.scheduler().schedule(() -> deadlinePassed(pending),
                 Instant.now().plusNanos(Math.max(pending.deadlineNanos - System.nanoTime(), 0))));
     }
 
@@ -126,17 +163,14 @@ final class Acquisitions extends SemaphorePart {
      */
     private CompletableFuture<Acquired> acquireCall(PendingAcquisition pending, boolean wait) {
         if (!settings.waitsForReplicas()) {
-            return commands.acquireAsync(keys, settings.permits(), pending.id, pending.count, pending.leaseTime,
-                    wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner());
+            return runner.send(keys, acquire(pending, wait));
         }
-        return commands.acquireReplicatedAsync(keys, settings.permits(), pending.id, pending.count,
-                pending.leaseTime, wait, settings.fair(), registry.waiterHeartbeat(), inboxChannel, Ids.owner(),
-                replication()).thenCompose(replicated -> {
+        return context.replicas().send(keys, acquire(pending, wait), replication()).thenCompose(replicated -> {
                     Acquired reply = replicated.reply();
                     if (reply.status() == Acquired.Status.GRANTED && replicated.acknowledged() < settings.replicas()) {
                         return givenBack(pending).thenApplyAsync(ignored -> {
                             throw notReplicated(replicated.acknowledged());
-                        }, registry.callbacks());
+                        }, context.callbacks());
                     }
                     return CompletableFuture.completedFuture(reply);
                 });
@@ -149,12 +183,17 @@ final class Acquisitions extends SemaphorePart {
      * the give-back goes on in the background.
      */
     private CompletableFuture<Void> givenBack(PendingAcquisition pending) {
-        return cleanUp(pending).copy().completeOnTimeout(null, commands.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        return cleanUp(pending).copy().completeOnTimeout(null, runner.timeout().toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    private SemaphoreCommands.Replication replication() {
-        return new SemaphoreCommands.Replication(settings.replicas(), settings.replicationTimeout(),
-                registry.callbacks());
+    private AcquireScript acquire(PendingAcquisition pending, boolean wait) {
+        return new AcquireScript(identity.limit(), pending.id, pending.count, pending.leaseTime, wait,
+                settings.fair(), context.waiterHeartbeat(), identity.inbox(), Ids.owner());
+    }
+
+    private Replication replication() {
+        return new Replication(settings.replicas(), settings.replicationTimeout(),
+                context.callbacks());
     }
 
     private SemaphoreUnavailableException notReplicated(int acknowledged) {
@@ -172,11 +211,11 @@ final class Acquisitions extends SemaphorePart {
      */
     boolean send(PendingAcquisition pending, boolean wait, boolean callersThread) {
         long sentNanos = System.nanoTime();
-        Acquired reply = null;
-        Throwable error = null;
+        @Nullable Acquired reply = null;
+        @Nullable Throwable error = null;
         CompletableFuture<Acquired> call = acquireCall(pending, wait);
         try {
-            reply = commands.await(keys, call);
+            reply = runner.await(keys, call);
         } catch (SemaphoreUnavailableException e) {
             error = e;
         }
@@ -192,13 +231,13 @@ final class Acquisitions extends SemaphorePart {
      * @param callersThread whether this runs on the caller's thread, which waited for the reply
      * @return whether Redis queued it and it still waits
      */
-    private boolean apply(PendingAcquisition pending, CompletableFuture<Acquired> call, Acquired reply,
-                          Throwable error, long sentNanos, boolean callersThread) {
+    private boolean apply(PendingAcquisition pending, CompletableFuture<Acquired> call, @Nullable Acquired reply,
+                          @Nullable Throwable error, long sentNanos, boolean callersThread) {
         if (error != null) {
             // An interrupt of the caller stops the client library's wait too: that is no outage.
             Throwable failure = callersThread && Thread.currentThread().isInterrupted()
                     ? new CancellationException("interrupted while acquiring semaphore '" + name() + "'")
-                    : SemaphoreCommands.failure(error);
+                    : ScriptRunner.failure(error);
             if (pending.end(false) != null) {
                 forget(pending);
                 pending.future.completeExceptionally(failure);
@@ -210,11 +249,13 @@ final class Acquisitions extends SemaphorePart {
             }
             return false;
         }
-        seen(reply.usage());
-        switch (reply.status()) {
+        // A call that did not fail has a reply: the runner never completes one with null.
+        Acquired replied = Objects.requireNonNull(reply, "reply");
+        figures.seen(replied.usage());
+        switch (replied.status()) {
             case GRANTED -> {
                 if (pending.end(true) != null) {
-                    grant(pending, reply.token(), sentNanos, reply.usage().serverMicros());
+                    grant(pending, replied.token(), sentNanos, replied.usage().serverMicros());
                 } else if (!pending.isGranted()) {
                     undo(pending, call);
                 }
@@ -235,6 +276,12 @@ final class Acquisitions extends SemaphorePart {
             }
         }
         return false;
+    }
+
+    /** The queue entry of a caller that still waits vanished from Redis: it joins again, at the back. */
+    @Override
+    public void rejoin(PendingAcquisition pending) {
+        send(pending, true, false);
     }
 
     Permit await(PendingAcquisition pending) throws InterruptedException {
@@ -261,7 +308,7 @@ final class Acquisitions extends SemaphorePart {
                 : error instanceof SemaphoreRejectedException ? Outcome.REJECTED
                 : error instanceof CancellationException ? Outcome.CANCELLED : Outcome.ERROR;
         Observations.acquisitionEnded(pending.observation, outcome, error);
-        registry.listeners().acquisitionEnded(name(), pending.count, outcome, pending.waited());
+        context.listeners().acquisitionEnded(name(), pending.count, outcome, pending.waited());
         if (error instanceof CancellationException) {
             abandon(pending, error);
         }
@@ -300,9 +347,9 @@ final class Acquisitions extends SemaphorePart {
         // whether the wait was granted meanwhile, the caller gets SemaphoreUnavailableException
         // and the clean-up goes on in the background (giving back a grant it finds).
         AtomicBoolean answered = new AtomicBoolean();
-        long answerBy = pending.startNanos + Math.max(pending.maxWait.toNanos(), commands.timeout().toNanos())
+        long answerBy = pending.startNanos + Math.max(pending.maxWait.toNanos(), runner.timeout().toNanos())
                 + ANSWER_GRACE.toNanos();
-        ScheduledFuture<?> timer = registry.scheduler().schedule(() -> {
+        ScheduledFuture<?> timer = context.scheduler().schedule(() -> {
             if (answered.compareAndSet(false, true)) {
                 forget(pending);
                 pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), "The wait for"
@@ -310,18 +357,18 @@ final class Acquisitions extends SemaphorePart {
                         + " been granted", null));
             }
         }, Instant.now().plusNanos(Math.max(answerBy - System.nanoTime(), 0)));
-        commands.cancelAsync(keys, settings.permits(), pending.id, false).whenCompleteAsync((reply, error) -> {
+        runner.send(keys, new CancelScript(identity.limit(), pending.id, false)).whenCompleteAsync((reply, error) -> {
             timer.cancel(false);
             if (!answered.compareAndSet(false, true)) {
                 // The caller has been answered: whatever this found goes back.
                 cleanUp(pending);
             } else if (error != null) {
                 forget(pending);
-                pending.future.completeExceptionally(SemaphoreCommands.failure(error));
+                pending.future.completeExceptionally(ScriptRunner.failure(error));
                 // The entry may still be there, or granted: take it back once Redis answers.
                 cleanUp(pending);
             } else {
-                seen(reply.usage());
+                figures.seen(reply.usage());
                 if (reply.grantedToken() > 0) {
                     // Granted just before the deadline (its message is still on the way); cancel
                     // confirmed its claim as a full lease.
@@ -330,7 +377,7 @@ final class Acquisitions extends SemaphorePart {
                     reject(pending);
                 }
             }
-        }, registry.callbacks());
+        }, context.callbacks());
     }
 
     /**
@@ -338,8 +385,9 @@ final class Acquisitions extends SemaphorePart {
      * the inbox heard it ({@code confirmedMicros} 0: the grant is a claim to confirm) or a renew
      * or cancel reply said so (the server time of that reply, which extended the claim to a full lease).
      */
-    void granted(String id, long token, long heardNanos, long confirmedMicros) {
-        PendingAcquisition pending = waiting.get(id);
+    @Override
+    public void granted(String id, long token, long heardNanos, long confirmedMicros) {
+        PendingAcquisition pending = ledger.waiter(id);
         if (pending == null) {
             return;
         }
@@ -362,13 +410,13 @@ final class Acquisitions extends SemaphorePart {
             return;
         }
         long sentNanos = System.nanoTime();
-        commands.renewReplicatedAsync(keys, settings.permits(), registry.waiterHeartbeat(), inboxChannel, pending.id,
-                        replication())
+        context.replicas().send(keys, new RenewScript(identity.limit(), context.waiterHeartbeat(), identity.inbox(),
+                        List.of(pending.id)), replication())
                 .whenCompleteAsync((replicated, error) -> {
-                    Throwable failure = error != null ? SemaphoreCommands.failure(error) : null;
+                    Throwable failure = error != null ? ScriptRunner.failure(error) : null;
                     boolean unacknowledged = false;
                     if (replicated != null) {
-                        seen(replicated.reply().usage());
+                        figures.seen(replicated.reply().usage());
                         long status = replicated.reply().statuses().get(0);
                         if (status <= 0) {
                             failure = new SemaphoreUnavailableException(name(), "A permit of semaphore '" + name()
@@ -384,36 +432,36 @@ final class Acquisitions extends SemaphorePart {
                         forget(pending);
                         Throwable told = failure;
                         givenBack(pending).thenRunAsync(() -> pending.future.completeExceptionally(told),
-                                registry.callbacks());
+                                context.callbacks());
                     } else {
                         forget(pending);
                         pending.future.completeExceptionally(failure);
                         cleanUp(pending);
                     }
-                }, registry.callbacks());
+                }, context.callbacks());
     }
 
     private void grant(PendingAcquisition pending, long token, long heardNanos, long confirmedMicros) {
         // A claim lasts the waiter heartbeat from its grant, which was before we heard of it:
         // half of it is what this JVM counts on until the confirmation comes back.
         boolean confirmed = confirmedMicros > 0;
-        long leaseEnds = heardNanos + (confirmed ? pending.leaseTime : registry.waiterHeartbeat().dividedBy(2))
+        long leaseEnds = heardNanos + (confirmed ? pending.leaseTime : context.waiterHeartbeat().dividedBy(2))
                 .toNanos();
-        DefaultPermit permit = new DefaultPermit(semaphore, pending.id, pending.count, token, pending.leaseTime,
-                leaseEnds, confirmedMicros, confirmed);
+        DefaultPermit permit = new DefaultPermit(moves, name(), pending.id, pending.count, token,
+                pending.leaseTime, leaseEnds, confirmedMicros, confirmed);
         // Held before it stops waiting, so the semaphore never looks idle in between.
-        held.put(permit.id(), permit);
+        ledger.hold(permit.lease());
         forget(pending);
-        semaphore.nowHeld(permit, pending.callerObservation);
+        ledger.nowHeld(permit.lease(), pending.callerObservation);
         try {
             if (!confirmed) {
-                semaphore.leases.confirmSoon();
+                tick.confirmSoon();
             }
             tick.wake();
         } finally {
             // The caller hears of its permit even if a timer could not be set.
             if (!pending.future.complete(permit)) {
-                permit.release();
+                moves.release(permit.lease());
             }
         }
     }
@@ -425,9 +473,7 @@ final class Acquisitions extends SemaphorePart {
     }
 
     private void forget(PendingAcquisition pending) {
-        if (waiting.remove(pending.id) != null) {
-            registry.unroute(pending.id);
-        }
+        ledger.stopWaiting(pending);
     }
 
     /** Takes back, off the caller's thread, whatever a call for this acquisition may have left in Redis. */
@@ -438,17 +484,12 @@ final class Acquisitions extends SemaphorePart {
             // Not before the call itself has gone (or is known never to go): a call lent off the
             // caller's thread, and this clean-up, may otherwise reach Redis in either order, and an
             // acquire landing after its cancel would queue a waiter nobody waits for.
-            call.whenCompleteAsync((reply, error) -> cleanUp(pending), registry.callbacks());
+            call.whenCompleteAsync((reply, error) -> cleanUp(pending), context.callbacks());
         }
     }
 
-    /**
-     * Takes waiter or claim {@code id} out of Redis (giving back a grant it got meanwhile), without
-     * blocking a thread, and again every second while Redis does not answer, until the entry's own
-     * lease or heartbeat would have ended it anyway.
-     */
+    /** Takes waiter or claim {@code id} out of Redis, in the background (see {@link CleanUps#cancel}). */
     private CompletableFuture<Void> cleanUp(PendingAcquisition pending) {
-        return persist("take " + Ids.shown(pending.id) + " out of", pending.leaseTime,
-                () -> commands.cancelAsync(keys, settings.permits(), pending.id, true), reply -> seen(reply.usage()));
+        return cleanUps.cancel(pending.id, pending.leaseTime);
     }
 }

@@ -7,33 +7,30 @@ import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
-import io.micrometer.observation.Observation;
+import io.github.redissemaphore.core.internal.redis.OverrideScript;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.StateScript;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One semaphore as this JVM sees it: the permits it holds and the callers it has waiting, kept
- * alive by one {@link RenewalTick}. Every decision is taken by the scripts in Redis.
+ * One semaphore as this JVM sees it: the public face of its pieces, which checks arguments and
+ * hands each call to the one piece whose job it is. Every decision is taken by the scripts in
+ * Redis; the state this JVM keeps of the semaphore is its {@link SemaphoreLedger}'s. The pieces
+ * and their arrows are drawn in this package's documentation.
  */
 public final class DefaultRedisSemaphore implements RedisSemaphore {
 
@@ -41,74 +38,57 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     /** Most holders and waiters {@link #state()} lists. */
     private static final int STATE_LIST_LIMIT = 1000;
 
-    final DefaultSemaphoreRegistry registry;
-    final SemaphoreCommands commands;
-    final SemaphoreSettings settings;
-    final SemaphoreKeys keys;
-    /** The name without its key ({@code "exports"} of {@code "exports:acme"}); the name when not keyed. */
-    private final String baseName;
-    /** The key of a keyed semaphore, else null: only keyed semaphores are forgotten when idle. */
-    private final String key;
-    final Map<String, DefaultPermit> held = new ConcurrentHashMap<>();
-    final Map<String, PendingAcquisition> waiting = new ConcurrentHashMap<>();
-    final RenewalTick tick;
-    /** Where grants of this semaphore's waiters reach this JVM. */
-    final String inboxChannel;
-    private final NewestUsage newestUsage = new NewestUsage();
-    private final LimitMismatch limitMismatch;
-    /**
-     * Guards retirement against acquisitions starting at the same moment; see {@link #retireIfIdle()}.
-     * A lock, not a monitor: shutdown waits under it, and a virtual thread must never be pinned.
-     */
-    private final ReentrantLock lifecycle = new ReentrantLock();
-    /** Signalled when no acquisition is starting any more. */
-    private final Condition noneStarting = lifecycle.newCondition();
-    private int starting;
-    /** Written under {@link #lifecycle}; volatile so the reply path can skip reports of a forgotten semaphore. */
-    private volatile boolean retired;
-    /** Shutdown has begun: no acquisition starts any more. */
-    private boolean closing;
-    /** The waits of callers, from the first acquire call to a permit or an exception. */
-    final Acquisitions acquisitions;
-    /** Renewals, the confirmation of claims, and the watchdog that gives up leases about to end. */
-    final LeaseKeeper leases;
-    /** Permits that move: released (all, part, by id, by force), adopted, extended. */
-    final PermitMoves moves;
+    /** Where a retired semaphore sends new work: the registry's live semaphore of the same name. */
+    interface LiveSemaphores {
 
-    DefaultRedisSemaphore(DefaultSemaphoreRegistry registry, String name, String baseName, String key,
-                          SemaphoreSettings settings) {
-        this.registry = registry;
-        this.commands = registry.commands();
-        this.settings = settings;
-        this.baseName = baseName;
-        this.key = key;
-        this.keys = SemaphoreKeys.of(registry.keyPrefix(), name);
-        this.tick = new RenewalTick(this, registry.scheduler());
-        this.inboxChannel = registry.inbox().channel(keys);
-        this.limitMismatch = registry.limitMismatches().of(name, baseName, settings);
-        this.acquisitions = new Acquisitions(this);
-        this.leases = new LeaseKeeper(this);
-        this.moves = new PermitMoves(this);
+        DefaultRedisSemaphore live(SemaphoreIdentity retired);
+    }
+
+    private final SemaphoreIdentity identity;
+    private final SemaphoreContext context;
+    private final LiveSemaphores liveSemaphores;
+    private final SemaphoreLedger ledger;
+    private final RenewalTick tick;
+    private final UsageFigures figures;
+    private final CleanUps cleanUps;
+    /** The waits of callers, from the first acquire call to a permit or an exception. */
+    private final Acquisitions acquisitions;
+    /** Renewals and the confirmation of claims. */
+    private final LeaseKeeper keeper;
+    /** Permits that move: released (all, part, by id, by force), adopted, extended. */
+    private final PermitMoves moves;
+
+    DefaultRedisSemaphore(SemaphoreContext context, LiveSemaphores liveSemaphores, String keyPrefix, String name,
+                          String baseName, @Nullable String key, SemaphoreSettings settings,
+                          SemaphoreLedger.WaiterRoutes routes) {
+        SemaphoreKeys keys = SemaphoreKeys.of(keyPrefix, name);
+        this.identity = new SemaphoreIdentity(baseName, key, keys, settings, context.inbox().channel(keys));
+        this.context = context;
+        this.liveSemaphores = liveSemaphores;
+        this.ledger = new SemaphoreLedger(identity, context.listeners(), context.observations(), routes);
+        this.tick = new RenewalTick(identity, ledger, context.scheduler(), context.waiterTick());
+        this.figures = new UsageFigures(name, ledger, tick, context.mismatches().of(name, baseName, settings),
+                context.listeners());
+        this.cleanUps = new CleanUps(identity, context, figures);
+        LeaseWatchdog watchdog = new LeaseWatchdog(ledger, cleanUps, context.scheduler());
+        this.moves = new PermitMoves(identity, context, ledger, figures, watchdog, cleanUps, tick);
+        this.acquisitions = new Acquisitions(identity, context, ledger, figures, cleanUps, tick, moves);
+        this.keeper = new LeaseKeeper(identity, context, ledger, figures, watchdog, acquisitions);
+        tick.drive(keeper);
     }
 
     @Override
     public String name() {
-        return keys.name();
+        return identity.name();
     }
 
     @Override
     public SemaphoreSettings settings() {
-        return settings;
+        return identity.settings();
     }
 
-    /** @return the name without its key; the name itself when the semaphore is not keyed */
-    String baseName() {
-        return baseName;
-    }
-
-    /** @return the key of a keyed semaphore, else null */
-    String key() {
-        return key;
+    SemaphoreIdentity identity() {
+        return identity;
     }
 
     @Override
@@ -129,7 +109,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public Optional<Permit> tryAcquire(int permits, Duration maxWait) throws InterruptedException {
-        return tryAcquire(permits, maxWait, settings.leaseTime());
+        return tryAcquire(permits, maxWait, identity.settings().leaseTime());
     }
 
     @Override
@@ -143,12 +123,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public Permit acquire() throws InterruptedException {
-        return acquisitions.await(start(1, settings.waitTime(), settings.leaseTime(), false));
+        return acquisitions.await(start(1, identity.settings().waitTime(), identity.settings().leaseTime(), false));
     }
 
     @Override
     public CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait) {
-        return acquireAsync(permits, maxWait, settings.leaseTime());
+        return acquireAsync(permits, maxWait, identity.settings().leaseTime());
     }
 
     @Override
@@ -158,20 +138,22 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public SemaphoreState state() {
-        SemaphoreCommands.State reply = commands.state(keys, settings.permits(), STATE_LIST_LIMIT);
-        seen(reply.usage());
+        StateScript.Read reply = context.runner().call(identity.keys(), new StateScript(name(), identity.limit(),
+                STATE_LIST_LIMIT));
+        figures.seen(reply.usage());
         return reply.state();
     }
 
     @Override
     public LocalState localState() {
         long now = System.nanoTime();
-        long since = leases.failingSince(now);
-        OptionalLong shortest = held.values().stream().mapToLong(DefaultPermit::leaseNanos).min();
-        return new LocalState(name(), held.values().stream().mapToInt(DefaultPermit::count).sum(), waiting.size(),
-                registry.inbox().isSubscribed(keys),
+        long since = keeper.failingSince(now, tick.delay());
+        OptionalLong shortest = ledger.shortestLease();
+        return new LocalState(name(), ledger.permitsHeld(), ledger.waiterCount(),
+                context.inbox().isSubscribed(identity.keys()),
                 since == LeaseKeeper.NONE ? null : Instant.now().minusNanos(now - since),
-                shortest.isPresent() ? Duration.ofNanos(shortest.getAsLong()) : null);
+                shortest.isPresent() ? Duration.ofNanos(shortest.getAsLong()) : null,
+                figures.otherConfiguredLimits());
     }
 
     @Override
@@ -180,23 +162,14 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             throw new IllegalArgumentException("limit must be between 1 and " + SemaphoreSettings.MAX_PERMITS
                     + ", but was " + limit);
         }
-        seen(commands.overrideLimit(keys, settings.permits(), limit));
-        log.info("Semaphore '{}': runtime limit set to {} (configured here: {})", name(), limit, settings.permits());
+        figures.seen(context.runner().call(identity.keys(), new OverrideScript(identity.limit(), limit)));
+        log.info("Semaphore '{}': runtime limit set to {} (configured here: {})", name(), limit, identity.limit());
     }
 
     @Override
     public void clearLimitOverride() {
-        seen(commands.overrideLimit(keys, settings.permits(), 0));
-        log.info("Semaphore '{}': runtime limit cleared; the configured {} applies here", name(), settings.permits());
-    }
-
-    /**
-     * @return the permits other JVMs are configured with for this semaphore, as the script replies
-     *         told this JVM, each with when it was last seen (empty while all agree, or while a
-     *         runtime limit is set)
-     */
-    public SortedMap<Integer, Instant> otherConfiguredLimits() {
-        return limitMismatch.others();
+        figures.seen(context.runner().call(identity.keys(), new OverrideScript(identity.limit(), 0)));
+        log.info("Semaphore '{}': runtime limit cleared; the configured {} applies here", name(), identity.limit());
     }
 
     /**
@@ -205,14 +178,14 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      * waits for the reply and handles it.
      */
     private PendingAcquisition start(int permits, Duration maxWait, Duration leaseTime, boolean async) {
-        settings.checkRequest(permits);
+        identity.settings().checkRequest(permits);
         SemaphoreSettings.checkWait("maxWait", maxWait);
         SemaphoreSettings.checkLease("leaseTime", leaseTime);
-        DefaultRedisSemaphore live = enter();
-        if (live != null) {
-            return live.start(permits, maxWait, leaseTime, async);
+        if (!ledger.enter()) {
+            // Outside the ledger's lock: the live semaphore's acquisition talks to Redis.
+            return liveSemaphores.live(identity).start(permits, maxWait, leaseTime, async);
         }
-        Runnable started = once(this::started);
+        Runnable started = once(ledger::started);
         try {
             return acquisitions.begin(permits, maxWait, leaseTime, async, started);
         } catch (RuntimeException | Error e) {
@@ -232,68 +205,25 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     }
 
     /**
-     * Lets an acquisition or adoption start, which may make this JVM hold or wait on the
-     * semaphore; {@link #started()} must follow once it has (or has failed).
+     * Retires this semaphore if this JVM neither holds nor waits on it, nor is starting to (see
+     * {@link SemaphoreLedger}): then its tick stops and its inbox channel, if it has one, goes.
      *
-     * @return null to go on here, or, when this semaphore was dropped from the registry while idle,
-     *         the registry's live semaphore of the same name (which shutdown covers) to go on with
-     */
-    private DefaultRedisSemaphore enter() {
-        lifecycle.lock();
-        try {
-            if (closing) {
-                throw new SemaphoreUnavailableException(name(), "The semaphore registry is closed", null);
-            }
-            if (!retired) {
-                starting++;
-                return null;
-            }
-        } finally {
-            lifecycle.unlock();
-        }
-        // Outside the lock: the live semaphore's acquisition talks to Redis.
-        return registry.live(this);
-    }
-
-    /** An acquisition's first reply has been handled (or it never got to send one). */
-    private void started() {
-        lifecycle.lock();
-        try {
-            if (--starting == 0) {
-                noneStarting.signalAll();
-            }
-        } finally {
-            lifecycle.unlock();
-        }
-    }
-
-    /**
-     * Retires this semaphore if this JVM neither holds nor waits on it, nor is starting to: it
-     * will never hold anything again (new acquisitions go to a live one), so the registry may
-     * forget it.
+     * @return whether it retired: the registry may forget it
      */
     boolean retireIfIdle() {
-        lifecycle.lock();
-        try {
-            if (starting > 0 || !held.isEmpty() || !waiting.isEmpty()) {
-                return false;
-            }
-            retired = true;
-        } finally {
-            lifecycle.unlock();
+        if (!ledger.retireIfIdle()) {
+            return false;
         }
         tick.stop();
-        registry.inbox().forget(keys);
+        context.inbox().forget(identity.keys());
         return true;
     }
 
-    /**
-     * Ends any lease by id, whichever JVM holds it (an operator's tool: the holder learns of it at
-     * its next renewal and sees its permit lost).
-     *
-     * @return whether the id held permits
-     */
+    @Override
     public boolean forceRelease(String permitId) {
+        if (permitId == null) {
+            throw new IllegalArgumentException("permitId must not be null");
+        }
         return moves.forceRelease(permitId);
     }
 
@@ -315,59 +245,24 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      * {@code forward} on the live one when this one has been retired.
      */
     private <T> T onLive(Function<DefaultRedisSemaphore, T> forward, Supplier<T> here) {
-        DefaultRedisSemaphore live = enter();
-        if (live != null) {
-            return forward.apply(live);
+        if (!ledger.enter()) {
+            return forward.apply(liveSemaphores.live(identity));
         }
         try {
             return here.get();
         } finally {
-            started();
+            ledger.started();
         }
     }
 
-    /**
-     * The permit, just put in {@link #held}, is held: its {@code semaphore.hold} observation
-     * starts (beside the acquisition's, under the caller's {@code parent}) and the listeners hear
-     * of it; unless it has ended meanwhile (a renewal found it gone), so nobody hears of its end
-     * before its start.
-     */
-    void nowHeld(DefaultPermit permit, Observation parent) {
-        permit.locked(() -> {
-            if (held.get(permit.id()) == permit) {
-                permit.observe(registry.observations().hold(this, permit.count(), parent));
-                registry.listeners().permitHeld(permit);
-            }
-        });
+    /** The inbox heard a grant of waiter {@code id} ({@code token > 0}), or that it can never be (0). */
+    void heardGrant(String waiterId, long token) {
+        acquisitions.granted(waiterId, token, System.nanoTime(), 0);
     }
 
-    /** The permit is no longer held here: its {@code semaphore.hold} observation ends, and the listeners hear. */
-    void ended(DefaultPermit permit) {
-        permit.locked(() -> {
-            if (held.remove(permit.id()) != null) {
-                permit.ended();
-                registry.listeners().permitEnded(permit);
-            }
-        });
-    }
-
-    /**
-     * Lets no acquisition start any more, and waits for those starting now (each within one
-     * command timeout) to be in the queue or done, so shutdown ends every one of them: none can
-     * slip into the queue behind it and wait for a deadline that a stopped scheduler never runs.
-     */
-    private void awaitStarts() {
-        lifecycle.lock();
-        try {
-            closing = true;
-            while (starting > 0) {
-                noneStarting.await();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            lifecycle.unlock();
-        }
+    /** The inbox heard that another JVM adopted lease {@code permitId} at server time {@code adoptedMicros}. */
+    void heardAdoption(String permitId, long adoptedMicros) {
+        keeper.adoptedElsewhere(permitId, adoptedMicros);
     }
 
     /** A crash, for tests: ticks stop, nothing is sent to Redis. */
@@ -381,46 +276,24 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      * @return the clean-ups in Redis, which the registry waits for (bounded) before it stops
      */
     CompletableFuture<Void> shutdown() {
-        awaitStarts();
+        ledger.close();
         tick.stop();
         SemaphoreUnavailableException closed =
                 new SemaphoreUnavailableException(name(), "The semaphore registry is shutting down", null);
-        List<CompletableFuture<Void>> cleanUps = new ArrayList<>();
-        waiting.values().forEach(pending -> cleanUps.add(acquisitions.abandon(pending, closed)));
+        List<CompletableFuture<Void>> cleanUpsDone = new ArrayList<>();
+        ledger.waiters().forEach(pending -> cleanUpsDone.add(acquisitions.abandon(pending, closed)));
         // All releases at once, not one command timeout after another while Redis is down.
-        held.values().forEach(permit -> {
-            if (permit.markReleased()) {
-                ended(permit);
-                cleanUps.add(moves.releaseInBackground(permit));
+        ledger.leases().forEach(lease -> {
+            if (lease.release()) {
+                ledger.ended(lease);
+                cleanUpsDone.add(cleanUps.release(lease));
             }
         });
-        return CompletableFuture.allOf(cleanUps.toArray(CompletableFuture[]::new));
-    }
-
-    /**
-     * Takes in the usage figures of a reply: passes them on, and when this JVM has waiters, makes
-     * sure it calls Redis again the moment the earliest lease ends, so a lease that ends without
-     * a release is handed on at its deadline, not at the next tick.
-     */
-    void seen(Usage usage) {
-        report(usage);
-        limitMismatch.seen(usage);
-        if (usage.earliestLeaseEndMillis() >= 0 && usage.waiters() > 0 && !waiting.isEmpty()) {
-            tick.wakeWithin(Duration.ofMillis(usage.earliestLeaseEndMillis() + 1));
-        }
-    }
-
-    private void report(Usage usage) {
-        if (retired) {
-            // a late reply of a clean-up: the registry has forgotten this semaphore (and its gauges)
-            return;
-        }
-        newestUsage.offer(usage, figures -> registry.listeners().usageReported(name(), figures.limit(),
-                figures.used(), figures.waiters()));
+        return CompletableFuture.allOf(cleanUpsDone.toArray(CompletableFuture[]::new));
     }
 
     @Override
     public String toString() {
-        return "RedisSemaphore[" + name() + ", " + settings + "]";
+        return "RedisSemaphore[" + name() + ", " + identity.settings() + "]";
     }
 }

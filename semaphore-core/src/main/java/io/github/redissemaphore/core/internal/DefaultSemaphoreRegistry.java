@@ -5,12 +5,12 @@ import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreNames;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
-import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
-import io.github.redissemaphore.core.redis.SemaphoreCommands;
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
+import io.github.redissemaphore.core.internal.redis.RedisConnections;
+import io.github.redissemaphore.core.internal.redis.ReplicaWait;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.observation.ObservationRegistry;
 
@@ -32,6 +32,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.ObjLongConsumer;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -59,8 +60,9 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final SemaphoreSettings defaults;
     private final Map<String, SemaphoreSettings> configured;
     private final TaskScheduler scheduler;
-    private final ThreadPoolTaskScheduler ownScheduler;
-    private final SemaphoreCommands commands;
+    private final @Nullable ThreadPoolTaskScheduler ownScheduler;
+    private final ScriptRunner commands;
+    private final ReplicaWait replicas;
     private final Listeners listeners;
     private final Observations observations;
     private final Duration waiterHeartbeat;
@@ -83,19 +85,21 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final LimitMismatches limitMismatches = new LimitMismatches();
     /** Waiter id -> its semaphore, to route grants arriving in the inbox. */
     private final Map<String, DefaultRedisSemaphore> waiters = new ConcurrentHashMap<>();
+    /** What every semaphore of this registry shares, handed down when it is made. */
+    private final SemaphoreContext context;
     /** Start, close and halt, one at a time. A lock, not a monitor: close waits under it (virtual threads). */
     private final ReentrantLock lifecycle = new ReentrantLock();
     private volatile boolean running;
     private volatile boolean closed;
-    private ScheduledFuture<?> eviction;
+    private @Nullable ScheduledFuture<?> eviction;
 
     public DefaultSemaphoreRegistry(RedisConnectionFactory connectionFactory, String keyPrefix,
                                     SemaphoreSettings defaults, Map<String, SemaphoreSettings> configured,
-                                    TaskScheduler scheduler, SemaphoreScripts scripts,
+                                    @Nullable TaskScheduler scheduler,
                                     List<SemaphoreListener> listeners, Duration waiterHeartbeat,
                                     Duration waiterTick, ObservationRegistry observationRegistry,
-                                    SemaphoreObservationConvention acquireConvention,
-                                    SemaphoreHoldObservationConvention holdConvention) {
+                                    @Nullable SemaphoreObservationConvention acquireConvention,
+                                    @Nullable SemaphoreHoldObservationConvention holdConvention) {
         this.keyPrefix = SemaphoreNames.check("keyPrefix", keyPrefix);
         this.defaults = defaults;
         this.configured = Map.copyOf(configured);
@@ -112,11 +116,16 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             this.scheduler = scheduler;
         }
         this.observations = new Observations(observationRegistry, acquireConvention, holdConvention);
-        this.commands = new SemaphoreCommands(connectionFactory, scripts, observations.inCallersObservation(callbacks));
+        RedisConnections connections = new RedisConnections(connectionFactory,
+                observations.inCallersObservation(callbacks));
+        this.commands = new ScriptRunner(connections);
+        this.replicas = new ReplicaWait(connections);
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
         this.inbox = inbox(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
+        this.context = new SemaphoreContext(commands, replicas, this.scheduler, callbacks, this.listeners,
+                observations, inbox, limitMismatches, waiterHeartbeat, waiterTick, () -> closed);
     }
 
     @Override
@@ -147,17 +156,36 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     }
 
     /** The first use of a name decides its base name and key: a semaphore is made once. */
-    private DefaultRedisSemaphore semaphore(String name, String baseName, String key, SemaphoreSettings settings) {
+    private DefaultRedisSemaphore semaphore(String name, String baseName, @Nullable String key,
+                                            SemaphoreSettings settings) {
         if (settings == null) {
             throw new IllegalArgumentException("settings must not be null");
         }
-        DefaultRedisSemaphore semaphore = semaphores.computeIfAbsent(name,
-                n -> new DefaultRedisSemaphore(this, n, baseName, key, settings));
+        DefaultRedisSemaphore semaphore = semaphores.computeIfAbsent(name, n -> create(n, baseName, key, settings));
         if (!semaphore.settings().equals(settings)) {
             throw new IllegalArgumentException("semaphore '" + name + "' is already used in this JVM with "
                     + semaphore.settings() + ", so it cannot also be used with " + settings);
         }
         return semaphore;
+    }
+
+    /** Makes a semaphore, whose waiters this registry routes the grants of the inbox to. */
+    private DefaultRedisSemaphore create(String name, String baseName, @Nullable String key,
+                                         SemaphoreSettings settings) {
+        DefaultRedisSemaphore[] made = new DefaultRedisSemaphore[1];
+        SemaphoreLedger.WaiterRoutes routes = new SemaphoreLedger.WaiterRoutes() {
+            @Override
+            public void route(String waiterId) {
+                waiters.put(waiterId, made[0]);
+            }
+
+            @Override
+            public void unroute(String waiterId) {
+                waiters.remove(waiterId);
+            }
+        };
+        made[0] = new DefaultRedisSemaphore(context, this::live, keyPrefix, name, baseName, key, settings, routes);
+        return made[0];
     }
 
     /**
@@ -170,10 +198,12 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
      *
      * @param name a semaphore name, used here or not (a keyed one is judged by its base name and key)
      */
+    @Override
     public boolean observesAcquisitions(String name, ObservationRegistry observationRegistry) {
         DefaultRedisSemaphore used = semaphores.get(name);
         if (used != null) {
-            return observations.observesAcquisitions(observationRegistry, name, used.baseName(), used.key());
+            return observations.observesAcquisitions(observationRegistry, name, used.identity().baseName(),
+                    used.identity().key());
         }
         int colon = name.indexOf(':');
         boolean keyed = colon > 0 && !configured.containsKey(name);
@@ -265,9 +295,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     /**
      * Stops this registry as a JVM that dies would: no tick, no inbox, no call to Redis ever again,
      * nothing released or cancelled; what it held or waited for in Redis ends with its lease or
-     * heartbeat. For tests of crashes; callers still waiting on it are never answered.
+     * heartbeat. For tests of crashes (reached from test code in this package); callers still
+     * waiting on it are never answered.
      */
-    public void halt() {
+    void halt() {
         lifecycle.lock();
         try {
             haltLocked();
@@ -296,89 +327,38 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     /**
      * Forgets keyed semaphores ({@code "exports:acme"}) that this JVM neither holds nor waits on,
      * so one semaphore per tenant does not pile up, and tells the listeners (their meters go too).
-     * Run every {@link #EVICTION_PERIOD}; a stale reference to a forgotten one keeps working.
+     * Run every {@link #EVICTION_PERIOD} (and by tests, from this package); a stale reference to a
+     * forgotten one keeps working.
      */
-    public void evictIdleKeyed() {
+    void evictIdleKeyed() {
         semaphores.forEach((name, semaphore) -> {
-            if (semaphore.key() != null && semaphore.retireIfIdle() && semaphores.remove(name, semaphore)) {
+            if (semaphore.identity().key() != null && semaphore.retireIfIdle() && semaphores.remove(name, semaphore)) {
                 listeners.semaphoreForgotten(name);
             }
         });
     }
 
-    /** @return the semaphore the registry holds now for the name of a retired one */
-    DefaultRedisSemaphore live(DefaultRedisSemaphore retired) {
-        return semaphore(retired.name(), retired.baseName(), retired.key(), retired.settings());
-    }
-
-    boolean isClosed() {
-        return closed;
-    }
-
-    ExecutorService callbacks() {
-        return callbacks;
-    }
-
-    void checkOpen() {
-        if (closed) {
-            throw new SemaphoreUnavailableException("The semaphore registry is closed");
-        }
-    }
-
-    private void inboxGrant(String waiterId, long token) {
-        if (token < 0) {
-            // Not a grant: another JVM adopted a lease of this one at server time -token.
-            semaphores.values().forEach(semaphore -> semaphore.leases.adoptedElsewhere(waiterId, -token));
-            return;
-        }
-        DefaultRedisSemaphore semaphore = waiters.get(waiterId);
-        if (semaphore != null) {
-            semaphore.acquisitions.granted(waiterId, token, System.nanoTime(), 0);
-        }
-    }
-
-    void route(String waiterId, DefaultRedisSemaphore semaphore) {
-        waiters.put(waiterId, semaphore);
-    }
-
-    void unroute(String waiterId) {
-        waiters.remove(waiterId);
-    }
-
-    SemaphoreCommands commands() {
-        return commands;
-    }
-
-    String keyPrefix() {
-        return keyPrefix;
-    }
-
-    TaskScheduler scheduler() {
-        return scheduler;
-    }
-
-    Listeners listeners() {
-        return listeners;
-    }
-
-    Observations observations() {
-        return observations;
-    }
-
+    /** @return the limit mismatches warned about; tests (in this package) move their clock */
     LimitMismatches limitMismatches() {
         return limitMismatches;
     }
 
-    Duration waiterHeartbeat() {
-        return waiterHeartbeat;
+    /** @return the semaphore the registry holds now for the name of a retired one */
+    private DefaultRedisSemaphore live(SemaphoreIdentity retired) {
+        return semaphore(retired.name(), retired.baseName(), retired.key(), retired.settings());
     }
 
-    Duration waiterTick() {
-        return waiterTick;
-    }
-
-    Inbox inbox() {
-        return inbox;
+    /** A message of the inbox: a grant of a waiter of this JVM, or an adoption of one of its leases. */
+    private void inboxGrant(String waiterId, long token) {
+        if (token < 0) {
+            // Not a grant: another JVM adopted a lease of this one at server time -token.
+            semaphores.values().forEach(semaphore -> semaphore.heardAdoption(waiterId, -token));
+            return;
+        }
+        DefaultRedisSemaphore semaphore = waiters.get(waiterId);
+        if (semaphore != null) {
+            semaphore.heardGrant(waiterId, token);
+        }
     }
 
     /**

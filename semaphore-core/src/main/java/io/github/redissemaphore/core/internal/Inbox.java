@@ -1,6 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
 import java.util.function.ObjLongConsumer;
 

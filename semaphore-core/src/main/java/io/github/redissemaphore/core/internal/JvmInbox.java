@@ -1,6 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.ObjLongConsumer;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.Message;
@@ -54,7 +55,7 @@ final class JvmInbox implements Inbox {
         container.setTaskExecutor(dispatch);
         container.setRecoveryBackoff(new FixedBackOff(RETRY.toMillis()));
         container.setBeanName("semaphore-inbox");
-        container.addMessageListener((Message message, byte[] pattern) ->
+        container.addMessageListener((Message message, byte @Nullable [] pattern) ->
                 Inbox.deliver(new String(message.getBody(), StandardCharsets.UTF_8), grants), new ChannelTopic(channel));
         container.afterPropertiesSet();
     }

@@ -1,6 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
+import io.github.redissemaphore.core.internal.redis.Usage;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -10,7 +10,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Notices that other JVMs are configured with other permits for one semaphore (a rolling deploy
@@ -22,17 +21,26 @@ import org.slf4j.LoggerFactory;
  */
 final class LimitMismatch {
 
-    private static final Logger log = LoggerFactory.getLogger(DefaultRedisSemaphore.class);
+    /** What the trackers of one registry share: the warnings given, and the clock. */
+    interface Warnings {
+
+        /** @return true the first time it is asked for this base name and other value: only then is a WARN logged */
+        boolean firstWarning(String baseName, int other);
+
+        long nanoTime();
+    }
+
+    private static final Logger log = EngineLogs.SEMAPHORE;
 
     private final String name;
     private final String baseName;
     private final int configured;
     private final long forgetAfterNanos;
-    private final LimitMismatches registry;
+    private final Warnings registry;
     /** Other configured limits seen -> when last seen. */
     private final Map<Integer, Seen> others = new ConcurrentHashMap<>();
 
-    LimitMismatch(String name, String baseName, int configured, Duration forgetAfter, LimitMismatches registry) {
+    LimitMismatch(String name, String baseName, int configured, Duration forgetAfter, Warnings registry) {
         this.name = name;
         this.baseName = baseName;
         this.configured = configured;

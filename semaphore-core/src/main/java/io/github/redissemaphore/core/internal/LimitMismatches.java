@@ -16,7 +16,7 @@ import java.util.function.LongSupplier;
  * per base name and other value, for the life of the registry: the set is as small as the
  * configuration (names times the values ever deployed).
  */
-final class LimitMismatches {
+final class LimitMismatches implements LimitMismatch.Warnings {
 
     /**
      * How long another configured limit is shown after it was last seen, at least: a finished
@@ -47,12 +47,13 @@ final class LimitMismatches {
         return lease.multipliedBy(LEASES_TO_FORGET);
     }
 
-    /** @return true the first time it is asked for this base name and other value: only then is a WARN logged */
-    boolean firstWarning(String baseName, int other) {
+    @Override
+    public boolean firstWarning(String baseName, int other) {
         return warned.add(baseName + '\u0000' + other);
     }
 
-    long nanoTime() {
+    @Override
+    public long nanoTime() {
         return nanoClock.getAsLong();
     }
 

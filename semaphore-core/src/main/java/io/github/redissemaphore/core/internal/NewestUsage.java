@@ -1,7 +1,8 @@
 package io.github.redissemaphore.core.internal;
 
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Usage;
+import io.github.redissemaphore.core.internal.redis.Usage;
 
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -25,12 +26,12 @@ final class NewestUsage {
                 current == null || offered.serverMicros() > current.serverMicros() ? offered : current);
         // A thread that finds another publishing leaves: that one looks again after it is done, and
         // so sees what was offered meanwhile.
-        while (newest.get().serverMicros() > publishedMicros) {
+        while (Objects.requireNonNull(newest.get(), "offered above").serverMicros() > publishedMicros) {
             if (!publishing.compareAndSet(false, true)) {
                 return;
             }
             try {
-                Usage figures = newest.get();
+                Usage figures = Objects.requireNonNull(newest.get(), "offered above");
                 if (figures.serverMicros() > publishedMicros) {
                     publishedMicros = figures.serverMicros();
                     sink.accept(figures);

@@ -12,6 +12,7 @@ import io.micrometer.observation.ObservationRegistry;
 import java.util.Locale;
 import java.util.concurrent.Executor;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,12 +32,12 @@ final class Observations {
     private static final SemaphoreHoldObservationConvention DEFAULT_HOLD = new DefaultSemaphoreHoldObservationConvention();
 
     private final ObservationRegistry registry;
-    private final SemaphoreObservationConvention acquireConvention;
-    private final SemaphoreHoldObservationConvention holdConvention;
+    private final @Nullable SemaphoreObservationConvention acquireConvention;
+    private final @Nullable SemaphoreHoldObservationConvention holdConvention;
 
     /** @param acquireConvention, holdConvention the user's, or null for the defaults */
-    Observations(ObservationRegistry registry, SemaphoreObservationConvention acquireConvention,
-                 SemaphoreHoldObservationConvention holdConvention) {
+    Observations(ObservationRegistry registry, @Nullable SemaphoreObservationConvention acquireConvention,
+                 @Nullable SemaphoreHoldObservationConvention holdConvention) {
         this.registry = registry == null ? ObservationRegistry.NOOP : registry;
         this.acquireConvention = acquireConvention;
         this.holdConvention = holdConvention;
@@ -48,13 +49,14 @@ final class Observations {
      *         registry has handlers, and no predicate switches the observation off). Decided the
      *         way Micrometer decides it for each acquisition, on an observation that is never started.
      */
-    boolean observesAcquisitions(ObservationRegistry observationRegistry, String name, String baseName, String key) {
+    boolean observesAcquisitions(ObservationRegistry observationRegistry, String name, String baseName,
+                                 @Nullable String key) {
         return observationRegistry == registry && !Observation.createNotStarted(acquireConvention, DEFAULT_ACQUIRE,
                 () -> new SemaphoreObservationContext(name, baseName, key, 1), registry).isNoop();
     }
 
     /** @return the caller's current observation, parent of what the acquisition starts; null if none */
-    Observation current() {
+    @Nullable Observation current() {
         return registry.getCurrentObservation();
     }
 
@@ -75,18 +77,18 @@ final class Observations {
     }
 
     /** Starts observing an acquisition, on the caller's thread. */
-    Observation acquisition(DefaultRedisSemaphore semaphore, int permits) {
+    Observation acquisition(SemaphoreIdentity semaphore, int permits) {
         return start(Observation.createNotStarted(acquireConvention, DEFAULT_ACQUIRE, () -> context(semaphore, permits),
                 registry));
     }
 
     /** Ends it; only an {@code error} outcome marks the observation as failed. */
-    static void acquisitionEnded(Observation observation, Outcome outcome, Throwable error) {
+    static void acquisitionEnded(Observation observation, Outcome outcome, @Nullable Throwable error) {
         end(observation, outcome.name().toLowerCase(Locale.ROOT), outcome == Outcome.ERROR ? error : null);
     }
 
     /** Starts observing a lease, on whichever thread heard of the grant: its parent is the caller's. */
-    Observation hold(DefaultRedisSemaphore semaphore, int permits, Observation parent) {
+    Observation hold(SemaphoreIdentity semaphore, int permits, @Nullable Observation parent) {
         Observation hold = Observation.createNotStarted(holdConvention, DEFAULT_HOLD, () -> context(semaphore, permits),
                 registry);
         if (parent != null) {
@@ -109,7 +111,7 @@ final class Observations {
         }
     }
 
-    private static void end(Observation observation, String outcome, Throwable error) {
+    private static void end(Observation observation, String outcome, @Nullable Throwable error) {
         if (observation.getContext() instanceof SemaphoreObservationContext context) {
             context.outcome(outcome);
         }
@@ -123,7 +125,7 @@ final class Observations {
         }
     }
 
-    private static SemaphoreObservationContext context(DefaultRedisSemaphore semaphore, int permits) {
+    private static SemaphoreObservationContext context(SemaphoreIdentity semaphore, int permits) {
         return new SemaphoreObservationContext(semaphore.name(), semaphore.baseName(), semaphore.key(), permits);
     }
 }

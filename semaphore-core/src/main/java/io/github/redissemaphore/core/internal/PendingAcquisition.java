@@ -4,9 +4,12 @@ import io.github.redissemaphore.core.Permit;
 import io.micrometer.observation.Observation;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicReference;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One caller's acquisition, as an explicit state machine. Every transition is a compare-and-set,
@@ -42,14 +45,14 @@ final class PendingAcquisition {
     final long deadlineNanos;
     final CompletableFuture<Permit> future = new CompletableFuture<>();
     /** The caller's observation when it asked (null if none): parent of the acquire and the hold observations. */
-    final Observation callerObservation;
+    final @Nullable Observation callerObservation;
     /** The {@code semaphore.acquire} observation, stopped when {@link #future} completes. */
     final Observation observation;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.SENDING);
-    private volatile ScheduledFuture<?> deadline;
+    private volatile @Nullable ScheduledFuture<?> deadline;
 
     PendingAcquisition(String id, int count, Duration maxWait, Duration leaseTime, long startNanos,
-                       Observation callerObservation, Observation observation) {
+                       @Nullable Observation callerObservation, Observation observation) {
         this.id = id;
         this.callerObservation = callerObservation;
         this.observation = observation;
@@ -65,10 +68,10 @@ final class PendingAcquisition {
      *
      * @return the phase it ended from, or null when it had ended already (someone else decided)
      */
-    Phase end(boolean granted) {
+    @Nullable Phase end(boolean granted) {
         Phase target = granted ? Phase.GRANTED : Phase.ENDED;
         while (true) {
-            Phase before = phase.get();
+            Phase before = now();
             if (before == Phase.GRANTED || before == Phase.ENDED) {
                 return null;
             }
@@ -94,12 +97,12 @@ final class PendingAcquisition {
 
     /** @return whether Redis has confirmed the queue entry and nobody has ended the wait yet */
     boolean isQueued() {
-        return phase.get() == Phase.QUEUED;
+        return now() == Phase.QUEUED;
     }
 
     /** @return whether the wait ended with a permit */
     boolean isGranted() {
-        return phase.get() == Phase.GRANTED;
+        return now() == Phase.GRANTED;
     }
 
     /** @return whether the wait has time left */
@@ -109,7 +112,7 @@ final class PendingAcquisition {
 
     void deadline(ScheduledFuture<?> deadline) {
         this.deadline = deadline;
-        Phase now = phase.get();
+        Phase now = now();
         if (now == Phase.GRANTED || now == Phase.ENDED) {
             deadline.cancel(false);
         }
@@ -117,5 +120,10 @@ final class PendingAcquisition {
 
     Duration waited() {
         return Duration.ofNanos(System.nanoTime() - startNanos);
+    }
+
+    /** @return the state now: never null, as the reference starts set and is only ever set to a state */
+    private Phase now() {
+        return Objects.requireNonNull(phase.get());
     }
 }

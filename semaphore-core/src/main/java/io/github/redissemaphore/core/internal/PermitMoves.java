@@ -2,13 +2,16 @@ package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Leased;
-import io.github.redissemaphore.core.redis.SemaphoreCommands.Released;
+import io.github.redissemaphore.core.internal.redis.LeaseScript;
+import io.github.redissemaphore.core.internal.redis.LeaseScript.Leased;
+import io.github.redissemaphore.core.internal.redis.ReleaseScript;
+import io.github.redissemaphore.core.internal.redis.ReleaseScript.Released;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
+
+import org.slf4j.Logger;
 
 /**
  * Permits of one semaphore that move: released (all of a lease, part of it, by id from any JVM,
@@ -16,16 +19,34 @@ import java.util.concurrent.CompletableFuture;
  * lease this JVM held is given back and Redis does not answer, the call is sent again in the
  * background until Redis answers or the lease ends.
  */
-final class PermitMoves extends SemaphorePart {
+final class PermitMoves implements DefaultPermit.PermitActions {
 
-    PermitMoves(DefaultRedisSemaphore semaphore) {
-        super(semaphore);
+    private static final Logger log = EngineLogs.SEMAPHORE;
+    private static final String GONE = "Redis no longer has it (expired, released by force, or wiped)";
+
+    private final SemaphoreIdentity identity;
+    private final SemaphoreContext context;
+    private final SemaphoreLedger ledger;
+    private final UsageFigures figures;
+    private final LeaseWatchdog watchdog;
+    private final CleanUps cleanUps;
+    private final RenewalTick tick;
+
+    PermitMoves(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, UsageFigures figures,
+                LeaseWatchdog watchdog, CleanUps cleanUps, RenewalTick tick) {
+        this.identity = identity;
+        this.context = context;
+        this.ledger = ledger;
+        this.figures = figures;
+        this.watchdog = watchdog;
+        this.cleanUps = cleanUps;
+        this.tick = tick;
     }
 
-    /** See {@link DefaultRedisSemaphore#forceRelease(String)}: the holder sees its permit lost. */
+    /** Ends any lease by id, whichever JVM holds it: the holder sees its permit lost. */
     boolean forceRelease(String permitId) {
-        Released reply = commands.release(keys, settings.permits(), permitId);
-        seen(reply.usage());
+        Released reply = context.runner().call(identity.keys(), ReleaseScript.byForce(identity.limit(), permitId));
+        figures.seen(reply.usage());
         return reply.released();
     }
 
@@ -38,48 +59,50 @@ final class PermitMoves extends SemaphorePart {
      * failure all the same.
      */
     boolean release(String permitId) {
-        registry.checkOpen();
-        DefaultPermit own = held.get(permitId);
-        boolean mine = own != null && own.markReleased();
-        if (mine) {
-            semaphore.ended(own);
+        context.checkOpen();
+        Lease held = ledger.lease(permitId);
+        Lease mine = held != null && held.release() ? held : null;
+        if (mine != null) {
+            ledger.ended(mine);
         }
         Released reply;
         try {
-            reply = commands.releaseHandingOver(keys, settings.permits(), permitId, inboxChannel);
+            reply = context.runner().call(identity.keys(), ReleaseScript.handingOver(identity.limit(), permitId,
+                    identity.inbox()));
         } catch (SemaphoreUnavailableException e) {
-            if (mine) {
+            if (mine != null) {
                 log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease"
-                        + " ends, within {}", Ids.shown(permitId), name(), e.getMessage(),
-                        Duration.ofNanos(own.leaseNanos()));
-                releaseInBackground(own);
+                        + " ends, within {}", Ids.shown(permitId), identity.name(), e.getMessage(),
+                        Duration.ofNanos(mine.leaseNanos()));
+                cleanUps.release(mine);
             }
             throw e;
         }
-        seen(reply.usage());
+        figures.seen(reply.usage());
         return reply.released();
     }
 
     /** Takes over lease {@code permitId} from whichever JVM holds it; renews it if this JVM does. */
     Optional<Permit> adopt(String permitId) {
-        registry.checkOpen();
+        context.checkOpen();
         long sentNanos = System.nanoTime();
-        Leased reply = commands.adopt(keys, settings.permits(), permitId, inboxChannel, Ids.owner());
-        seen(reply.usage());
+        Leased reply = context.runner().call(identity.keys(), LeaseScript.adopt(identity.limit(), permitId,
+                identity.inbox(), Ids.owner()));
+        figures.seen(reply.usage());
         if (reply.status() != Leased.Status.HELD) {
             return Optional.empty();
         }
-        DefaultPermit adopted = new DefaultPermit(semaphore, permitId, reply.count(), reply.token(), reply.lease(),
-                sentNanos + reply.lease().toNanos(), reply.usage().serverMicros(), true);
-        DefaultPermit existing = held.putIfAbsent(permitId, adopted);
+        Lease adopted = new DefaultPermit(this, identity.name(), permitId, reply.count(), reply.token(), reply.lease(),
+                sentNanos + reply.lease().toNanos(), reply.usage().serverMicros(), true).lease();
+        Lease existing = ledger.holdIfAbsent(adopted);
         if (existing != null) {
             // This JVM holds it already: the adoption renewed it.
             existing.confirmed(reply.usage().serverMicros(), sentNanos, reply.lease());
-            return Optional.of(existing);
+            return Optional.of(existing.handle());
         }
-        semaphore.nowHeld(adopted, registry.observations().current());
+        ledger.nowHeld(adopted, context.observations().current());
         tick.wake();
-        return Optional.of(adopted);
+        return Optional.of(adopted.handle());
     }
 
     static void checkPermitId(String permitId) {
@@ -90,102 +113,92 @@ final class PermitMoves extends SemaphorePart {
         }
     }
 
-    /** Called by the permit, which it still held, to make its lease end {@code leaseTime} from now. */
-    void extend(DefaultPermit permit, Duration leaseTime) {
+    /** The holder, which still held the lease, makes it end {@code leaseTime} from now. */
+    @Override
+    public void extend(Lease lease, Duration leaseTime) {
         long sentNanos = System.nanoTime();
         Leased reply;
         try {
-            reply = commands.extend(keys, settings.permits(), permit.id(), leaseTime, inboxChannel);
+            reply = context.runner().call(identity.keys(), LeaseScript.extend(identity.limit(), lease.id(), leaseTime,
+                    identity.inbox()));
         } catch (SemaphoreUnavailableException e) {
-            permit.mayHaveSet(sentNanos, leaseTime);
+            lease.mayHaveSet(sentNanos, leaseTime);
             tick.wake();
             // A shorter lease may have been set: its end needs a watchdog of its own, as the
             // renewal in flight (if any) was timed for the old one.
-            semaphore.leases.watchLeases(List.of(permit));
+            watchdog.watch(List.of(lease));
             throw e;
         }
-        seen(reply.usage());
+        figures.seen(reply.usage());
         switch (reply.status()) {
             case HELD -> {
-                permit.confirmed(reply.usage().serverMicros(), sentNanos, reply.lease());
+                lease.confirmed(reply.usage().serverMicros(), sentNanos, reply.lease());
                 // A shorter lease needs an earlier tick, and a watchdog of its own in case the
                 // renewal in flight (timed for the old lease) never comes back.
                 tick.wake();
-                semaphore.leases.watchLeases(List.of(permit));
+                watchdog.watch(List.of(lease));
             }
             case OWNED_ELSEWHERE -> {
-                semaphore.leases.adoptedElsewhere(permit);
-                throw permit.notHeld();
+                ledger.handOver(lease);
+                throw lease.notHeld();
             }
             case GONE -> {
-                semaphore.leases.lost(permit, "Redis no longer has it (expired, released by force, or wiped)");
-                throw permit.notHeld();
+                ledger.lose(lease, GONE);
+                throw lease.notHeld();
             }
         }
     }
 
     /**
-     * Called by the permit, whose count has gone down to {@code keep} already, to give the rest
-     * back. Like a release, it is sent again in the background if Redis does not answer.
+     * The holder gave back part of the lease, whose count has gone down to {@code keep} already.
+     * Like a release, it is sent again in the background if Redis does not answer.
      */
-    void releasedPart(DefaultPermit permit, int keep) {
+    @Override
+    public void releasePart(Lease lease, int keep) {
         Released reply;
         try {
-            reply = commands.release(keys, settings.permits(), permit.id(), keep, inboxChannel);
+            reply = context.runner().call(identity.keys(), ReleaseScript.own(identity.limit(), lease.id(), keep,
+                    identity.inbox()));
         } catch (SemaphoreUnavailableException e) {
             log.warn("Could not give back part of {} of semaphore '{}' ({}); retrying until Redis answers or the lease"
-                    + " ends", Ids.shown(permit.id()), name(), e.getMessage());
-            persist("give back part of " + Ids.shown(permit.id()) + " of", Duration.ofNanos(permit.leaseNanos()),
-                    () -> commands.releaseAsync(keys, settings.permits(), permit.id(), keep, inboxChannel),
-                    released -> seen(released.usage()));
-            recount(permit);
+                    + " ends", Ids.shown(lease.id()), identity.name(), e.getMessage());
+            cleanUps.releasePart(lease, keep);
+            ledger.recount(lease);
             return;
         }
-        seen(reply.usage());
+        figures.seen(reply.usage());
         if (reply.released()) {
-            recount(permit);
+            ledger.recount(lease);
         } else if (reply.ownedElsewhere()) {
-            semaphore.leases.adoptedElsewhere(permit);
-            throw permit.notHeld();
+            ledger.handOver(lease);
+            throw lease.notHeld();
         } else {
-            semaphore.leases.lost(permit, "Redis no longer has it (expired, released by force, or wiped)");
-            throw permit.notHeld();
+            ledger.lose(lease, GONE);
+            throw lease.notHeld();
         }
     }
 
     /**
-     * Tells the listeners that a held permit's count went down. Its {@code semaphore.hold}
-     * observation goes on: the lease is still held.
+     * The holder releases the lease: only the one call that ends it ({@link Lease#release()})
+     * sends the release. The caller waits for the reply (at most the command timeout) so the
+     * permit is free when release() returns; if Redis does not answer, the release is sent again
+     * in the background until the lease would have ended anyway. Only a lease this JVM still owns
+     * is released: one another JVM adopted is left to it.
      */
-    private void recount(DefaultPermit permit) {
-        permit.locked(() -> {
-            if (held.get(permit.id()) == permit) {
-                registry.listeners().permitCountChanged(permit);
-            }
-        });
-    }
-
-    /**
-     * Called by the permit, once, when its holder releases it. The caller waits for the reply (at
-     * most the command timeout) so the permit is free when release() returns; if Redis does not
-     * answer, the release is sent again in the background until the lease would have ended anyway.
-     * Only a lease this JVM still owns is released: one another JVM adopted is left to it.
-     */
-    void released(DefaultPermit permit) {
-        semaphore.ended(permit);
+    @Override
+    public void release(Lease lease) {
+        if (!lease.release()) {
+            return;
+        }
+        ledger.ended(lease);
         try {
-            seen(commands.release(keys, settings.permits(), permit.id(), 0, inboxChannel).usage());
+            figures.seen(context.runner().call(identity.keys(), ReleaseScript.own(identity.limit(), lease.id(), 0,
+                    identity.inbox())).usage());
         } catch (SemaphoreUnavailableException e) {
             log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease ends,"
-                    + " within {}", Ids.shown(permit.id()), name(), e.getMessage(),
-                    Duration.ofNanos(permit.leaseNanos()));
-            releaseInBackground(permit);
+                    + " within {}", Ids.shown(lease.id()), identity.name(), e.getMessage(),
+                    Duration.ofNanos(lease.leaseNanos()));
+            cleanUps.release(lease);
         }
-    }
-
-    CompletableFuture<Void> releaseInBackground(DefaultPermit permit) {
-        return persist("release " + Ids.shown(permit.id()) + " of", Duration.ofNanos(permit.leaseNanos()),
-                () -> commands.releaseAsync(keys, settings.permits(), permit.id(), 0, inboxChannel),
-                reply -> seen(reply.usage()));
     }
 }

@@ -2,38 +2,92 @@ package io.github.redissemaphore.core.internal;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.OptionalLong;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.scheduling.TaskScheduler;
 
 /**
  * The one periodic task of one semaphore in this JVM. It runs only while the JVM holds renewable
  * permits (every leaseTime/3) or has waiters (every waiter tick, and when the earliest lease ends)
  * on the semaphore, and stops by itself when neither is left, so an idle semaphore costs nothing.
+ * Other pieces only ask it to come sooner ({@link #wake}, {@link #confirmSoon}); what it runs, on
+ * the scheduler's thread, is the {@link Renewals} it drives.
  */
 final class RenewalTick {
 
-    private final DefaultRedisSemaphore semaphore;
+    /** What the tick runs. */
+    interface Renewals {
+
+        /** One tick: renew every lease and heartbeat every waiter, in one call. */
+        void renewNow();
+
+        /** Confirm the claims of grants heard from the inbox, in one call. */
+        void confirmClaims();
+    }
+
+    private final SemaphoreIdentity identity;
+    private final SemaphoreLedger ledger;
     private final TaskScheduler scheduler;
+    private final Duration waiterTick;
+    /** Set once, by {@link #drive}, before the semaphore is handed out. */
+    private volatile Renewals renewals = new Renewals() {
+        @Override
+        public void renewNow() {
+        }
+
+        @Override
+        public void confirmClaims() {
+        }
+    };
     /** Guards {@link #next} and {@link #stopped}; a lock, as every lock of the library (virtual threads). */
     private final ReentrantLock lock = new ReentrantLock();
-    private ScheduledFuture<?> next;
+    private @Nullable ScheduledFuture<?> next;
     private boolean stopped;
+    /** A confirmation of claims is scheduled and has not started yet. */
+    private final AtomicBoolean confirming = new AtomicBoolean();
 
-    RenewalTick(DefaultRedisSemaphore semaphore, TaskScheduler scheduler) {
-        this.semaphore = semaphore;
+    RenewalTick(SemaphoreIdentity identity, SemaphoreLedger ledger, TaskScheduler scheduler, Duration waiterTick) {
+        this.identity = identity;
+        this.ledger = ledger;
         this.scheduler = scheduler;
+        this.waiterTick = waiterTick;
+    }
+
+    /** @param renewals what every tick runs (the tick is made before the piece it drives) */
+    void drive(Renewals renewals) {
+        this.renewals = renewals;
+    }
+
+    /** @return when the next tick is due, or null when nothing needs one */
+    @Nullable Duration delay() {
+        Duration delay = null;
+        if (identity.settings().autoRenew()) {
+            // A third of the shortest lease: one renew call covers them all.
+            OptionalLong shortest = ledger.shortestLease();
+            if (shortest.isPresent()) {
+                delay = Duration.ofNanos(shortest.getAsLong() / 3);
+            }
+        }
+        boolean claims = !identity.settings().autoRenew()
+                && ledger.leases().stream().anyMatch(Lease::needsConfirmation);
+        if ((claims || ledger.hasWaiters()) && (delay == null || waiterTick.compareTo(delay) < 0)) {
+            delay = waiterTick;
+        }
+        return delay;
     }
 
     /** Something to renew or heartbeat appeared: make sure a tick comes in time for it. */
     void wake() {
-        wakeWithin(semaphore.leases.tickDelay());
+        wakeWithin(delay());
     }
 
     /** Makes sure the next tick comes within {@code delay} (null: no tick needed). */
-    void wakeWithin(Duration delay) {
+    void wakeWithin(@Nullable Duration delay) {
         lock.lock();
         try {
             if (stopped || delay == null) {
@@ -48,6 +102,16 @@ final class RenewalTick {
             next = scheduler.schedule(this::run, Instant.now().plus(delay));
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Confirms claims (grants heard from the inbox) with one renew call, soon, off the inbox thread. */
+    void confirmSoon() {
+        if (confirming.compareAndSet(false, true)) {
+            scheduler.schedule(() -> {
+                confirming.set(false);
+                renewals.confirmClaims();
+            }, Instant.now());
         }
     }
 
@@ -72,7 +136,7 @@ final class RenewalTick {
             lock.unlock();
         }
         try {
-            semaphore.leases.renewNow();
+            renewals.renewNow();
         } finally {
             wake();
         }

@@ -1,6 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
-import io.github.redissemaphore.core.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
@@ -18,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.ObjLongConsumer;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +53,7 @@ final class ShardedInbox implements Inbox {
     });
     /** Guards {@link #connection}. A lock, not a monitor: connecting is a Redis call (virtual threads). */
     private final ReentrantLock lock = new ReentrantLock();
-    private CompletableFuture<StatefulRedisClusterPubSubConnection<String, String>> connection;
+    private @Nullable CompletableFuture<StatefulRedisClusterPubSubConnection<String, String>> connection;
     private volatile boolean stopped;
 
     ShardedInbox(RedisClusterClient client, String clientId, ObjLongConsumer<String> grants) {

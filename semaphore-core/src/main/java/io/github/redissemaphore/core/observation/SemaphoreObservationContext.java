@@ -2,6 +2,8 @@ package io.github.redissemaphore.core.observation;
 
 import io.micrometer.observation.Observation;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What an observation of one semaphore knows: which semaphore, how many permits, and how it
  * ended. One context serves both observations the engine makes: {@code semaphore.acquire} (the
@@ -17,9 +19,9 @@ public class SemaphoreObservationContext extends Observation.Context {
 
     private final String semaphoreName;
     private final String baseName;
-    private final String key;
+    private final @Nullable String key;
     private final int permits;
-    private volatile String outcome;
+    private volatile @Nullable String outcome;
 
     /**
      * @param semaphoreName the full name ({@code "exports:acme"})
@@ -27,7 +29,8 @@ public class SemaphoreObservationContext extends Observation.Context {
      * @param key           the key, or null when the semaphore is not keyed
      * @param permits       how many permits are asked for, or held
      */
-    public SemaphoreObservationContext(String semaphoreName, String baseName, String key, int permits) {
+    public SemaphoreObservationContext(String semaphoreName, String baseName, @Nullable String key,
+                                       int permits) {
         this.semaphoreName = semaphoreName;
         this.baseName = baseName;
         this.key = key;
@@ -45,7 +48,7 @@ public class SemaphoreObservationContext extends Observation.Context {
     }
 
     /** @return the key of a keyed semaphore, or null */
-    public String key() {
+    public @Nullable String key() {
         return key;
     }
 
@@ -55,7 +58,7 @@ public class SemaphoreObservationContext extends Observation.Context {
     }
 
     /** @return how the observed step ended (lower case, see the class comment), or null while it runs */
-    public String outcome() {
+    public @Nullable String outcome() {
         return outcome;
     }
 

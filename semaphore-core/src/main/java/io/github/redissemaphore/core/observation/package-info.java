@@ -5,4 +5,7 @@
  * makes both for every acquisition, through the plain API as through the annotation. Neither is
  * ever put in scope: no other span (a Redis command's, the guarded method's) nests under them.
  */
+@NullMarked
 package io.github.redissemaphore.core.observation;
+
+import org.jspecify.annotations.NullMarked;

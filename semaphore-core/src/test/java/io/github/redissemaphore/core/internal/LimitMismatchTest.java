@@ -63,7 +63,7 @@ class LimitMismatchTest {
             callsOfBoth(four, two, base + ":" + tenant);
         }
         for (String tenant : tenants) {
-            assertThat(semaphore(two, tenant).otherConfiguredLimits()).as(tenant).containsOnlyKeys(4);
+            assertThat(semaphore(two, tenant).localState().otherConfiguredLimits()).as(tenant).containsOnlyKeys(4);
         }
         assertThat(warnings("with 2 permits in this JVM but with 4")).singleElement().asString()
                 .contains("said once for every semaphore '" + base + ":<key>'");
@@ -73,7 +73,7 @@ class LimitMismatchTest {
         two.evictIdleKeyed();
         callsOfBoth(four, two, base + ":acme");
         assertThat(semaphore(two, "acme")).isNotSameAs(before);
-        assertThat(semaphore(two, "acme").otherConfiguredLimits()).containsOnlyKeys(4);
+        assertThat(semaphore(two, "acme").localState().otherConfiguredLimits()).containsOnlyKeys(4);
         assertThat(warnings("with 2 permits in this JVM but with 4")).hasSize(1);
 
         // Another value is another warning, once; the other JVM warns on its own, once.
@@ -94,20 +94,21 @@ class LimitMismatchTest {
         String name = base + "-single";
         callsOfBoth(four, two, name);
         DefaultRedisSemaphore seenByTwo = (DefaultRedisSemaphore) two.semaphore(name);
-        assertThat(seenByTwo.otherConfiguredLimits()).containsOnlyKeys(4);
+        assertThat(seenByTwo.localState().otherConfiguredLimits()).containsOnlyKeys(4);
         // lease 30 s: kept for 3 x 1 min
         assertThat(LimitMismatches.forgetAfter(seenByTwo.settings())).isEqualTo(Duration.ofMinutes(3));
         assertThat(LimitMismatches.forgetAfter(seenByTwo.settings().withLeaseTime(Duration.ofMinutes(5))))
                 .isEqualTo(Duration.ofMinutes(15));
 
         clock.addAndGet(Duration.ofMinutes(3).toNanos());
-        assertThat(seenByTwo.otherConfiguredLimits()).as("three minutes on: still shown").containsOnlyKeys(4);
+        assertThat(seenByTwo.localState().otherConfiguredLimits()).as("three minutes on: still shown")
+                .containsOnlyKeys(4);
         clock.addAndGet(Duration.ofSeconds(1).toNanos());
-        assertThat(seenByTwo.otherConfiguredLimits()).as("the deploy is over").isEmpty();
+        assertThat(seenByTwo.localState().otherConfiguredLimits()).as("the deploy is over").isEmpty();
 
         // Seen again: shown again, without a second warning.
         callsOfBoth(four, two, name);
-        assertThat(seenByTwo.otherConfiguredLimits()).containsOnlyKeys(4);
+        assertThat(seenByTwo.localState().otherConfiguredLimits()).containsOnlyKeys(4);
         assertThat(warnings("with 2 permits in this JVM but with 4")).hasSize(1);
     }
 

@@ -1,5 +1,7 @@
 package io.github.redissemaphore.sample.demo;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The result of one HTTP call of the demo.
  *
@@ -7,7 +9,7 @@ package io.github.redissemaphore.sample.demo;
  * @param waitedMillis how long a served call waited for its permit, as the server measured it; 0 otherwise
  * @param detail       for a failed call, what went wrong
  */
-public record Call(Outcome outcome, long waitedMillis, String detail) {
+public record Call(Outcome outcome, long waitedMillis, @Nullable String detail) {
 
     static Call served(long waitedMillis) {
         return new Call(Outcome.SERVED, waitedMillis, "");
@@ -17,7 +19,7 @@ public record Call(Outcome outcome, long waitedMillis, String detail) {
         return new Call(Outcome.REJECTED, 0, "");
     }
 
-    static Call failed(String detail) {
+    static Call failed(@Nullable String detail) {
         return new Call(Outcome.FAILED, 0, detail);
     }
 }

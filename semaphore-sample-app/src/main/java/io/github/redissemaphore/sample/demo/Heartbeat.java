@@ -9,6 +9,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Keeps the demo from going quiet: when nothing was printed for {@code quiet}, it prints what the
  * demo is busy with and for how long ("still starting instance A (6 s)"), so a person watching a
@@ -19,7 +21,7 @@ final class Heartbeat implements AutoCloseable {
     private final PrintStream out;
     private final long quietNanos;
     private volatile long lastPrintNanos = System.nanoTime();
-    private volatile String doing;
+    private volatile @Nullable String doing;
     private volatile long doingSinceNanos = System.nanoTime();
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
         Thread thread = new Thread(runnable, "demo-heartbeat");
@@ -58,7 +60,7 @@ final class Heartbeat implements AutoCloseable {
     }
 
     /** From now on, the demo is busy with {@code what} ("starting instance A"); null: nothing to say. */
-    void doing(String what) {
+    void doing(@Nullable String what) {
         doingSinceNanos = System.nanoTime();
         doing = what;
     }

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.sample.demo;
 
 import java.net.URI;
+import java.util.Objects;
 
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -15,7 +16,8 @@ record Instance(String name, ConfigurableApplicationContext context) {
 
     /** @return {@code http://localhost:<port>} of its web server */
     URI baseUri() {
-        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+        int port = Objects.requireNonNull(((WebServerApplicationContext) context).getWebServer(), "web server")
+                .getPort();
         return URI.create("http://localhost:" + port);
     }
 

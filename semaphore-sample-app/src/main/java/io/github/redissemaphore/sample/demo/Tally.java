@@ -2,6 +2,7 @@ package io.github.redissemaphore.sample.demo;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Live counts of finished calls by outcome, read by the progress line while a burst runs. */
@@ -16,10 +17,15 @@ final class Tally {
     }
 
     void record(Call call) {
-        counts.get(call.outcome()).incrementAndGet();
+        counter(call.outcome()).incrementAndGet();
+    }
+
+    /** Every outcome has its counter from the start. */
+    private AtomicInteger counter(Outcome outcome) {
+        return Objects.requireNonNull(counts.get(outcome));
     }
 
     int count(Outcome outcome) {
-        return counts.get(outcome).get();
+        return counter(outcome).get();
     }
 }

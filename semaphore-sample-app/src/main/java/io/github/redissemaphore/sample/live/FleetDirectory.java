@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.web.server.WebServer;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
@@ -55,8 +56,8 @@ public class FleetDirectory implements ApplicationListener<WebServerInitializedE
         thread.setDaemon(true);
         return thread;
     });
-    private volatile WebServer webServer;
-    private volatile FleetMember self;
+    private volatile @Nullable WebServer webServer;
+    private volatile @Nullable FleetMember self;
     private volatile boolean running;
 
     public FleetDirectory(StringRedisTemplate redis, SampleProperties properties,
@@ -131,7 +132,11 @@ public class FleetDirectory implements ApplicationListener<WebServerInitializedE
     private void announce() {
         try {
             long now = System.currentTimeMillis();
-            redis.opsForZSet().add(key, self.encode(), now + EXPIRY.toMillis());
+            FleetMember me = self;
+            if (me == null) {
+                return;
+            }
+            redis.opsForZSet().add(key, me.encode(), now + EXPIRY.toMillis());
             redis.opsForZSet().removeRangeByScore(key, Double.NEGATIVE_INFINITY, now);
             // An idle fleet leaves nothing behind.
             redis.expire(key, EXPIRY.multipliedBy(4));

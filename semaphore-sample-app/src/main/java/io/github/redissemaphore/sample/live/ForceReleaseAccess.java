@@ -43,6 +43,6 @@ public class ForceReleaseAccess {
         }
         boolean deletable = endpoint.getOperations().stream()
                 .anyMatch(operation -> operation.getRequestPredicate().getHttpMethod() == WebEndpointHttpMethod.DELETE);
-        return deletable ? Optional.of(mapped.getPath(SEMAPHORES)) : Optional.empty();
+        return deletable ? Optional.ofNullable(mapped.getPath(SEMAPHORES)) : Optional.empty();
     }
 }

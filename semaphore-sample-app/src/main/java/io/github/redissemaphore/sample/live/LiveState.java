@@ -4,6 +4,8 @@ import io.github.redissemaphore.sample.live.BurstFirer.BurstCounts;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What the live view shows, as {@code GET /live/state} answers it: the fleet, each semaphore's
  * state in Redis (fleet-wide) and the sample's own count of calls inside the guarded methods.
@@ -16,7 +18,8 @@ import java.util.List;
  * @param bursts           what came of the bursts this instance fired
  * @param semaphores       the semaphores, reports first
  */
-public record LiveState(String instance, List<FleetMember> instances, String forceReleasePath, List<String> tenants,
+public record LiveState(@Nullable String instance, List<FleetMember> instances, @Nullable String forceReleasePath,
+        List<String> tenants,
         BurstCounts bursts, List<SemaphoreView> semaphores) {
 
     /**
@@ -44,7 +47,7 @@ public record LiveState(String instance, List<FleetMember> instances, String for
      * @param instance             the fleet member that owner belongs to, or null if none
      * @param leaseRemainingMillis time until the lease ends unless renewed
      */
-    public record HolderView(String permitId, int count, String fencingToken, String owner, String instance,
+    public record HolderView(String permitId, int count, String fencingToken, String owner, @Nullable String instance,
             long leaseRemainingMillis) {
     }
 
@@ -57,6 +60,6 @@ public record LiveState(String instance, List<FleetMember> instances, String for
      * @param owner    host/pid/thread as the library recorded it
      * @param instance the fleet member that owner belongs to, or null if none
      */
-    public record WaiterView(String waiterId, int count, String owner, String instance) {
+    public record WaiterView(String waiterId, int count, String owner, @Nullable String instance) {
     }
 }

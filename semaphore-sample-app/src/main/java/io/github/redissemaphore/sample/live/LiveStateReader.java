@@ -12,6 +12,7 @@ import io.github.redissemaphore.sample.reports.ReportService;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.stereotype.Component;
 
 /**
@@ -71,7 +72,7 @@ public class LiveStateReader {
         return new SemaphoreView(name, state.limit(), state.used(), inFlight.read(name).now(), holders, waiters);
     }
 
-    private static String instanceOf(String owner, List<FleetMember> members) {
+    private static @Nullable String instanceOf(String owner, List<FleetMember> members) {
         return FleetMember.nameOf(owner, members).orElse(null);
     }
 }

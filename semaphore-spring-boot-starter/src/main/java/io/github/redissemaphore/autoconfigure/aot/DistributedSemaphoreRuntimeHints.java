@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import org.aspectj.lang.annotation.Around;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.ExecutableMode;
 import org.springframework.aot.hint.MemberCategory;
 import org.springframework.aot.hint.RuntimeHints;
@@ -37,7 +38,7 @@ class DistributedSemaphoreRuntimeHints implements RuntimeHintsRegistrar {
     private static final String ASPECTJ_WEAVER = "org.aspectj.weaver.Advice";
 
     @Override
-    public void registerHints(RuntimeHints hints, ClassLoader classLoader) {
+    public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
         if (ClassUtils.isPresent(ASPECTJ_WEAVER, classLoader)) {
             ReflectionUtils.doWithMethods(DistributedSemaphoreAspect.class,
                     advice -> hints.reflection().registerMethod(advice, ExecutableMode.INVOKE),

@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.ExecutableMode;
 import org.springframework.aot.hint.ReflectionHints;
 import org.springframework.beans.factory.aot.BeanRegistrationAotContribution;
@@ -30,7 +31,7 @@ import org.springframework.util.ReflectionUtils;
 class GuardedMethodsAotProcessor implements BeanRegistrationAotProcessor {
 
     @Override
-    public BeanRegistrationAotContribution processAheadOfTime(RegisteredBean registeredBean) {
+    public @Nullable BeanRegistrationAotContribution processAheadOfTime(RegisteredBean registeredBean) {
         Set<Method> methods = methodsToInvoke(registeredBean.getBeanClass());
         if (methods.isEmpty()) {
             return null;
@@ -68,7 +69,7 @@ class GuardedMethodsAotProcessor implements BeanRegistrationAotProcessor {
     }
 
     /** As the aspect reads it: also from an overridden or implemented method, a superclass or an interface. */
-    private static DistributedSemaphore annotationOn(AnnotatedElement element) {
+    private static @Nullable DistributedSemaphore annotationOn(AnnotatedElement element) {
         return AnnotatedElementUtils.findMergedAnnotation(element, DistributedSemaphore.class);
     }
 }

@@ -2,6 +2,7 @@ package io.github.redissemaphore.autoconfigure.aot;
 
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.aot.hint.annotation.ReflectiveRuntimeHintsRegistrar;
@@ -20,7 +21,7 @@ class SemaphoresEndpointRuntimeHints implements RuntimeHintsRegistrar {
     private static final String ACTUATOR_ENDPOINT = "org.springframework.boot.actuate.endpoint.annotation.Endpoint";
 
     @Override
-    public void registerHints(RuntimeHints hints, ClassLoader classLoader) {
+    public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
         if (ClassUtils.isPresent(ACTUATOR_ENDPOINT, classLoader)) {
             new ReflectiveRuntimeHintsRegistrar().registerRuntimeHints(hints, SemaphoresEndpoint.class);
         }

@@ -10,7 +10,6 @@ import io.github.redissemaphore.autoconfigure.DistributedSemaphoreEndpointAutoCo
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreMetricsAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
-import io.github.redissemaphore.core.redis.SemaphoreScripts;
 
 import java.lang.reflect.Method;
 import java.util.List;
@@ -65,7 +64,7 @@ class AotProcessingTest {
             String source = autoConfiguration.getName().replace('.', '/') + "__BeanDefinitions.java";
             assertThat(FILES.getGeneratedFile(Kind.SOURCE, source)).as(source).isNotNull();
         }
-        assertThat(RuntimeHintsPredicates.resource().forResource(SemaphoreScripts.LOCATION + "acquire.lua"))
+        assertThat(RuntimeHintsPredicates.resource().forResource("io/github/redissemaphore/scripts/acquire.lua"))
                 .accepts(hints);
         assertThat(REFLECTION.onMethodInvocation(DistributedSemaphoreAspect.class, "guard")).accepts(hints);
         assertThat(REFLECTION.onType(DistributedSemaphoreProperties.Semaphore.class)).accepts(hints);

@@ -1,4 +1,4 @@
-package io.github.redissemaphore.core.redis;
+package io.github.redissemaphore.core.internal.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;

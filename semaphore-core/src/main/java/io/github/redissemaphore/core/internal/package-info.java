@@ -1,0 +1,53 @@
+/**
+ * The engine behind the public API: one {@code DefaultSemaphoreRegistry} per registry, one
+ * {@code DefaultRedisSemaphore} per semaphore name in use, and the pieces of each. Internal: no
+ * type here is API, and any may change.
+ *
+ * <h2>Pieces and arrows</h2>
+ * An arrow is a call; {@code --Name-->} is a call through {@code Name}, a one- or two-method
+ * interface the caller is given (it knows nothing else of the callee). Every arrow points one
+ * way: no piece calls a piece that calls it. The state one semaphore keeps in this JVM (the
+ * leases it holds, the callers it has waiting, its lifecycle) is written by
+ * {@code SemaphoreLedger} only: the others change it through the ledger's methods and read it as
+ * snapshots, never the maps themselves.
+ *
+ * <pre>
+ *   caller --> DefaultSemaphoreRegistry --makes, looks up, retires, shuts down--> DefaultRedisSemaphore
+ *   Inbox  --grant, adoption--> DefaultSemaphoreRegistry --heardGrant, heardAdoption--> DefaultRedisSemaphore
+ *   caller --> DefaultRedisSemaphore (checks the arguments, hands each call to the piece whose job it is)
+ *   holder --> DefaultPermit --PermitActions--> PermitMoves
+ *
+ *   DefaultRedisSemaphore --> Acquisitions, PermitMoves, LeaseKeeper, RenewalTick, SemaphoreLedger,
+ *                             UsageFigures, CleanUps
+ *   DefaultRedisSemaphore --LiveSemaphores--> the registry (a retired semaphore's work goes to the live one)
+ *   Acquisitions --> PermitMoves (a permit it grants, and then cannot hand over, is released)
+ *   LeaseKeeper  --WaiterReplies--> Acquisitions (a renewal reply grants a waiter, or makes it join again)
+ *   RenewalTick  --Renewals--> LeaseKeeper (on the scheduler's thread)
+ *   Acquisitions, PermitMoves, UsageFigures --> RenewalTick (wake, confirmSoon: schedule and return)
+ *   PermitMoves, LeaseKeeper --> LeaseWatchdog --> CleanUps
+ *   Acquisitions, PermitMoves --> CleanUps
+ *   Acquisitions, PermitMoves, LeaseKeeper, CleanUps --> UsageFigures --> LimitMismatch, Listeners
+ *   every piece above --> SemaphoreLedger --> Lease, PendingAcquisition (the state machines),
+ *                                             Listeners, Observations (events out)
+ *   SemaphoreLedger --WaiterRoutes--> the registry (which waiter ids the inbox routes here)
+ *   the pieces --> redis.ScriptRunner, redis.ReplicaWait --> redis.RedisConnections
+ * </pre>
+ *
+ * What the registry shares with its semaphores (the protocol, the threads, the inbox, the
+ * listeners) is handed down once, as a {@code SemaphoreContext}; what a semaphore is (name, keys,
+ * settings) is its {@code SemaphoreIdentity}. Both are immutable.
+ *
+ * <h2>State machines</h2>
+ * Where the races are, each drawn in its class: a caller's wait ({@code PendingAcquisition}), a
+ * lease ({@code Lease}), a semaphore's lifecycle ({@code SemaphoreLedger}). Every transition of a
+ * wait or a lease is one compare-and-set, and the party that wins it is the one that cleans up.
+ *
+ * <h2>The Redis protocol</h2>
+ * In {@code core.internal.redis}: one type per script (its arguments, and its reply with named
+ * fields), one {@code ScriptRunner} (EVALSHA, EVAL on NOSCRIPT, timeouts, errors), one
+ * {@code ReplicaWait} (a call, then {@code WAIT}), and {@code RedisConnections}.
+ */
+@NullMarked
+package io.github.redissemaphore.core.internal;
+
+import org.jspecify.annotations.NullMarked;

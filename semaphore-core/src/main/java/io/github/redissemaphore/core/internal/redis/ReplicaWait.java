@@ -1,0 +1,64 @@
+package io.github.redissemaphore.core.internal.redis;
+
+import io.lettuce.core.SetArgs;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * Runs a script call that must be acknowledged by replicas: the script, then a write of the
+ * semaphore's replication marker (so the writes the {@code WAIT} counts include this call's even
+ * if the script changed nothing), then {@code WAIT}, all on a connection of their own, because
+ * {@code WAIT} blocks the connection it is sent on (and counts only that connection's writes), and
+ * other callers' commands must not queue behind it on the shared one. Fails after the command
+ * timeout plus the replication timeout, lending the connection included.
+ */
+public final class ReplicaWait {
+
+    private final RedisConnections connections;
+
+    public ReplicaWait(RedisConnections connections) {
+        this.connections = connections;
+    }
+
+    /**
+     * A script's reply, and how many replicas acknowledged every write up to it within the
+     * replication timeout (Redis {@code WAIT}).
+     */
+    public record Replicated<T>(T reply, int acknowledged) {
+    }
+
+    /** How long to wait for how many replicas, and where to close the connection that waited. */
+    public record Replication(int replicas, Duration timeout, Executor closer) {
+    }
+
+    /** Sends {@code call}, the marker and {@code WAIT}, without waiting for the reply. */
+    public <T> CompletableFuture<Replicated<T>> send(SemaphoreKeys keys, ScriptCall<T> call, Replication replication) {
+        CompletableFuture<Replicated<List<Object>>> reply = new CompletableFuture<>();
+        byte[][] args = ScriptRunner.encode(call.args());
+        byte[] marker = keys.replicationMarker();
+        long timeoutMillis = waitMillis(replication.timeout());
+        long markerMillis = timeoutMillis + connections.timeout().toMillis();
+        connections.sendDedicated(reply, keys, replication.closer(), redis ->
+                ScriptRunner.eval(redis, call, keys.bytes(), args)
+                        .thenCompose(value -> redis.set(marker, new byte[] {'1'}, SetArgs.Builder.px(markerMillis))
+                                .toCompletableFuture()
+                                .thenCompose(ok -> redis.waitForReplication(replication.replicas(), timeoutMillis)
+                                        .toCompletableFuture())
+                                .thenApply(acknowledged -> new Replicated<>(value, acknowledged.intValue()))));
+        return ScriptRunner.within(keys, reply, connections.timeout().plus(replication.timeout()),
+                replicated -> new Replicated<>(call.parse(new Reply(replicated.reply())), replicated.acknowledged()));
+    }
+
+    /**
+     * How long {@code WAIT} may block on the server: the replication timeout, but short enough to
+     * be answered before the client library's own command timeout gives up on it (a quarter of
+     * that timeout is left for the reply to travel).
+     */
+    long waitMillis(Duration replicationTimeout) {
+        long timeout = connections.timeout().toMillis();
+        return Math.max(1, Math.min(replicationTimeout.toMillis(), timeout * 3 / 4));
+    }
+}

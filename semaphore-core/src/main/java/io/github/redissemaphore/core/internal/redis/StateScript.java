@@ -1,0 +1,59 @@
+package io.github.redissemaphore.core.internal.redis;
+
+import io.github.redissemaphore.core.SemaphoreState;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * {@code state.lua}: reads a semaphore for introspection, listing at most {@code most} holders and
+ * waiters.
+ *
+ * @param name  the semaphore, as the state names it
+ * @param limit the caller's configured permits
+ * @param most  how many holders and waiters to list at most
+ */
+public record StateScript(String name, int limit, int most) implements ScriptCall<StateScript.Read> {
+
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> SCRIPT = Scripts.load("state");
+
+    /** What {@code state} read, with the usage figures every reply carries. */
+    public record Read(Usage usage, SemaphoreState state) {
+    }
+
+    @Override
+    @SuppressWarnings("rawtypes")
+    public RedisScript<List> script() {
+        return SCRIPT;
+    }
+
+    @Override
+    public List<String> args() {
+        return List.of(String.valueOf(limit), String.valueOf(most));
+    }
+
+    /** Holders as [id, count, token, owner, lease left ms]; waiters as [id, count, owner], in queue order. */
+    @Override
+    public Read parse(Reply reply) {
+        Usage usage = reply.usage();
+        List<SemaphoreState.Holder> holders = new ArrayList<>();
+        for (Object entry : reply.list(0)) {
+            List<?> h = (List<?>) entry;
+            holders.add(new SemaphoreState.Holder(Reply.text(h.get(0)), (int) Reply.number(h.get(1)),
+                    Reply.number(h.get(2)), Reply.text(h.get(3)),
+                    Duration.ofMillis(Math.max(Reply.number(h.get(4)), 0))));
+        }
+        List<SemaphoreState.Waiter> waiters = new ArrayList<>();
+        for (Object entry : reply.list(1)) {
+            List<?> w = (List<?>) entry;
+            waiters.add(new SemaphoreState.Waiter(Reply.text(w.get(0)), (int) Reply.number(w.get(1)),
+                    Reply.text(w.get(2))));
+        }
+        return new Read(usage, new SemaphoreState(name, usage.limit(), usage.used(), usage.available(), holders,
+                waiters, limit, usage.overridden() ? SemaphoreState.OVERRIDE : SemaphoreState.CONFIGURED));
+    }
+}

@@ -1,0 +1,78 @@
+package io.github.redissemaphore.core;
+
+import io.github.redissemaphore.core.internal.redis.AcquireScript;
+import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
+import io.github.redissemaphore.core.internal.redis.CancelScript;
+import io.github.redissemaphore.core.internal.redis.CancelScript.Cancelled;
+import io.github.redissemaphore.core.internal.redis.LeaseScript;
+import io.github.redissemaphore.core.internal.redis.LeaseScript.Leased;
+import io.github.redissemaphore.core.internal.redis.OverrideScript;
+import io.github.redissemaphore.core.internal.redis.RedisConnections;
+import io.github.redissemaphore.core.internal.redis.ReleaseScript;
+import io.github.redissemaphore.core.internal.redis.ReleaseScript.Released;
+import io.github.redissemaphore.core.internal.redis.RenewScript;
+import io.github.redissemaphore.core.internal.redis.RenewScript.Renewed;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
+import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
+import io.github.redissemaphore.core.internal.redis.StateScript;
+import io.github.redissemaphore.core.internal.redis.Usage;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ForkJoinPool;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * The scripts called one by one, as a test drives them: each method is one script call through
+ * the engine's own {@link ScriptRunner}, waiting for its reply (connections lent on the common pool).
+ */
+final class RawScripts {
+
+    private final ScriptRunner runner;
+
+    RawScripts(RedisConnectionFactory factory) {
+        this.runner = new ScriptRunner(new RedisConnections(factory, ForkJoinPool.commonPool()));
+    }
+
+    Acquired acquire(SemaphoreKeys keys, int limit, String id, int count, Duration lease, boolean wait, boolean fair,
+                     Duration heartbeat, String inbox, String owner) {
+        return runner.call(keys, new AcquireScript(limit, id, count, lease, wait, fair, heartbeat, inbox, owner));
+    }
+
+    Released release(SemaphoreKeys keys, int limit, String id) {
+        return runner.call(keys, ReleaseScript.byForce(limit, id));
+    }
+
+    Released release(SemaphoreKeys keys, int limit, String id, int keep, String inbox) {
+        return runner.call(keys, ReleaseScript.own(limit, id, keep, inbox));
+    }
+
+    Released releaseHandingOver(SemaphoreKeys keys, int limit, String id, String inbox) {
+        return runner.call(keys, ReleaseScript.handingOver(limit, id, inbox));
+    }
+
+    Renewed renew(SemaphoreKeys keys, int limit, Duration heartbeat, String inbox, List<String> ids) {
+        return runner.call(keys, new RenewScript(limit, heartbeat, inbox, ids));
+    }
+
+    Leased adopt(SemaphoreKeys keys, int limit, String id, String inbox, String owner) {
+        return runner.call(keys, LeaseScript.adopt(limit, id, inbox, owner));
+    }
+
+    Leased extend(SemaphoreKeys keys, int limit, String id, Duration lease, String inbox) {
+        return runner.call(keys, LeaseScript.extend(limit, id, lease, inbox));
+    }
+
+    Cancelled cancel(SemaphoreKeys keys, int limit, String id, boolean release) {
+        return runner.call(keys, new CancelScript(limit, id, release));
+    }
+
+    StateScript.Read state(SemaphoreKeys keys, int limit, int most) {
+        return runner.call(keys, new StateScript(keys.name(), limit, most));
+    }
+
+    Usage overrideLimit(SemaphoreKeys keys, int limit, int override) {
+        return runner.call(keys, new OverrideScript(limit, override));
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * Per-tenant exports: a keyed semaphore.
+ */
+@NullMarked
+package io.github.redissemaphore.sample.exports;
+
+import org.jspecify.annotations.NullMarked;
