@@ -94,6 +94,9 @@ public interface SemaphoreRegistry extends AutoCloseable {
     /** Builds a {@link SemaphoreRegistry}. */
     final class Builder {
 
+        /** The default of {@link #redisTimeout(Duration)}. */
+        private static final Duration DEFAULT_REDIS_TIMEOUT = Duration.ofSeconds(2);
+
         private final RedisConnectionFactory connectionFactory;
         private String keyPrefix = "semaphore";
         private SemaphoreSettings defaults = SemaphoreSettings.DEFAULTS;
@@ -102,6 +105,7 @@ public interface SemaphoreRegistry extends AutoCloseable {
         private final List<SemaphoreListener> listeners = new ArrayList<>();
         private Duration waiterHeartbeat = Duration.ofSeconds(5);
         private Duration waiterTick = Duration.ofSeconds(1);
+        private Duration redisTimeout = DEFAULT_REDIS_TIMEOUT;
         private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
         private @Nullable SemaphoreObservationConvention observationConvention;
         private @Nullable SemaphoreHoldObservationConvention holdObservationConvention;
@@ -159,6 +163,20 @@ public interface SemaphoreRegistry extends AutoCloseable {
         }
 
         /**
+         * The longest any Redis call of the semaphores may take: a script call (waiting for a
+         * connection included), a {@code WAIT} for replicas on top of its replication timeout.
+         * Past it the call fails with {@link SemaphoreUnavailableException}, and a caller queued for
+         * a permit stops waiting once Redis has not answered its heartbeats for this long (within
+         * this plus one {@linkplain #waiterTick waiter tick}). Default 2 s, 100 ms..1 min; the
+         * connection factory's own command timeout applies instead where it is shorter, and a
+         * longer one (Lettuce's default is 60 s) no longer holds a call.
+         */
+        public Builder redisTimeout(Duration redisTimeout) {
+            this.redisTimeout = redisTimeout;
+            return this;
+        }
+
+        /**
          * Where the {@code semaphore.acquire} and {@code semaphore.hold} observations go (spans
          * with a tracing handler, timers with a meter handler); default
          * {@link ObservationRegistry#NOOP}: none.
@@ -184,13 +202,14 @@ public interface SemaphoreRegistry extends AutoCloseable {
         public SemaphoreRegistry build() {
             checkBetween("waiterTick", waiterTick, Duration.ofMillis(50), Duration.ofHours(1));
             checkBetween("waiterHeartbeat", waiterHeartbeat, Duration.ofSeconds(1), Duration.ofHours(1));
+            checkBetween("redisTimeout", redisTimeout, Duration.ofMillis(100), Duration.ofMinutes(1));
             if (waiterHeartbeat.compareTo(waiterTick.multipliedBy(2)) < 0) {
                 throw new IllegalArgumentException("waiterHeartbeat must be at least twice waiterTick ("
                         + waiterTick.toMillis() + " ms), but was " + waiterHeartbeat.toMillis() + " ms");
             }
             DefaultSemaphoreRegistry registry = new DefaultSemaphoreRegistry(connectionFactory, keyPrefix, defaults,
                     configured, taskScheduler, listeners,
-                    waiterHeartbeat, waiterTick, observationRegistry, observationConvention,
+                    waiterHeartbeat, waiterTick, redisTimeout, observationRegistry, observationConvention,
                     holdObservationConvention);
             registry.start();
             return registry;

@@ -4,9 +4,7 @@ import io.github.redissemaphore.core.internal.redis.CancelScript;
 import io.github.redissemaphore.core.internal.redis.ReleaseScript;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -14,9 +12,9 @@ import org.slf4j.Logger;
 
 /**
  * Sends the calls of one semaphore that must reach Redis (clean-ups: a release, a cancel) in the
- * background, never blocking a thread: on failure each is sent again every {@link #RETRY}, for as
- * long as the entry it is about could still be in Redis (its lease or heartbeat, whichever is
- * longer), and not after shutdown.
+ * background, never blocking a thread: on failure each is sent again every {@link #RETRY}, and at
+ * once when Redis answers again ({@link Retries}), for as long as the entry it is about could
+ * still be in Redis (its lease or heartbeat, whichever is longer), and not after shutdown.
  */
 final class CleanUps {
 
@@ -50,8 +48,8 @@ final class CleanUps {
 
     /**
      * Takes waiter or claim {@code id} out of Redis (giving back a grant it got meanwhile), without
-     * blocking a thread, and again every second while Redis does not answer, until the entry's own
-     * lease or heartbeat would have ended it anyway.
+     * blocking a thread, and again every second (and when Redis answers again) while Redis does not
+     * answer, until the entry's own lease or heartbeat would have ended it anyway.
      */
     CompletableFuture<Void> cancel(String id, Duration leaseTime) {
         return persist("take " + Ids.shown(id) + " out of", leaseTime,
@@ -73,9 +71,7 @@ final class CleanUps {
                 onReply.accept(reply);
                 done.complete(null);
             } else if (System.nanoTime() - untilNanos < 0 && !context.isClosed()) {
-                try {
-                    context.scheduler().schedule(attempt[0], Instant.now().plus(RETRY));
-                } catch (RejectedExecutionException e) {
+                if (!context.retries().after(RETRY, attempt[0])) {
                     done.complete(null);
                 }
             } else {

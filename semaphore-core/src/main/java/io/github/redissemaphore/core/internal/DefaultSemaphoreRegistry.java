@@ -61,8 +61,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final Map<String, SemaphoreSettings> configured;
     private final TaskScheduler scheduler;
     private final @Nullable ThreadPoolTaskScheduler ownScheduler;
+    private final RedisConnections connections;
     private final ScriptRunner commands;
     private final ReplicaWait replicas;
+    private final Retries retries;
     private final Listeners listeners;
     private final Observations observations;
     private final Duration waiterHeartbeat;
@@ -97,7 +99,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
                                     SemaphoreSettings defaults, Map<String, SemaphoreSettings> configured,
                                     @Nullable TaskScheduler scheduler,
                                     List<SemaphoreListener> listeners, Duration waiterHeartbeat,
-                                    Duration waiterTick, ObservationRegistry observationRegistry,
+                                    Duration waiterTick, Duration redisTimeout, ObservationRegistry observationRegistry,
                                     @Nullable SemaphoreObservationConvention acquireConvention,
                                     @Nullable SemaphoreHoldObservationConvention holdConvention) {
         this.keyPrefix = SemaphoreNames.check("keyPrefix", keyPrefix);
@@ -116,15 +118,16 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             this.scheduler = scheduler;
         }
         this.observations = new Observations(observationRegistry, acquireConvention, holdConvention);
-        RedisConnections connections = new RedisConnections(connectionFactory,
-                observations.inCallersObservation(callbacks));
+        this.retries = new Retries(this.scheduler);
+        this.connections = new RedisConnections(connectionFactory, redisTimeout, callbacks,
+                observations.inCallersObservation(callbacks), observations::inCallersScope, recovery());
         this.commands = new ScriptRunner(connections);
         this.replicas = new ReplicaWait(connections);
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
         this.inbox = inbox(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
-        this.context = new SemaphoreContext(commands, replicas, this.scheduler, callbacks, this.listeners,
+        this.context = new SemaphoreContext(commands, replicas, this.scheduler, retries, callbacks, this.listeners,
                 observations, inbox, limitMismatches, waiterHeartbeat, waiterTick, () -> closed);
     }
 
@@ -231,6 +234,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         lifecycle.lock();
         try {
             if (!running && !closed) {
+                connections.connectSoon();
                 inbox.start();
                 eviction = scheduler.scheduleWithFixedDelay(this::evictIdleKeyed,
                         Instant.now().plus(EVICTION_PERIOD), EVICTION_PERIOD);
@@ -285,6 +289,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             // what did not reach Redis ends with its heartbeat
         }
         inbox.stop();
+        connections.close();
         callbacks.shutdown();
         if (ownScheduler != null) {
             ownScheduler.shutdown();
@@ -317,6 +322,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         }
         semaphores.values().forEach(DefaultRedisSemaphore::halt);
         inbox.stop();
+        connections.close();
         callbacks.shutdownNow();
         if (ownScheduler != null) {
             ownScheduler.getScheduledExecutor().shutdownNow();
@@ -346,6 +352,28 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     /** @return the semaphore the registry holds now for the name of a retired one */
     private DefaultRedisSemaphore live(SemaphoreIdentity retired) {
         return semaphore(retired.name(), retired.baseName(), retired.key(), retired.settings());
+    }
+
+    /**
+     * While clean-ups wait to be sent again, a lost connection is made anew at once; when Redis
+     * answers again they go now, and if the library's connection was made anew, so is the inbox's
+     * subscription.
+     */
+    private RedisConnections.Recovery recovery() {
+        return new RedisConnections.Recovery() {
+            @Override
+            public boolean callsDue() {
+                return retries.due();
+            }
+
+            @Override
+            public void answersAgain(boolean reconnected) {
+                retries.now();
+                if (reconnected) {
+                    inbox.reconnect();
+                }
+            }
+        };
     }
 
     /** A message of the inbox: a grant of a waiter of this JVM, or an adoption of one of its leases. */

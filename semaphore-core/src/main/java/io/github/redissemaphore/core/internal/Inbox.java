@@ -27,6 +27,13 @@ interface Inbox {
     /** Subscribes what every semaphore shares; if Redis is not there yet, keeps trying. */
     void start();
 
+    /**
+     * The library's connection to Redis was made anew (Redis restarted or failed over, or the
+     * connection dropped): a subscription whose connection dropped too is made anew at once, not
+     * after the client library's reconnect backoff. Returns at once.
+     */
+    void reconnect();
+
     /** Unsubscribes and stops delivering. */
     void stop();
 

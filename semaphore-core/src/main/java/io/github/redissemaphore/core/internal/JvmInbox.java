@@ -131,6 +131,29 @@ final class JvmInbox implements Inbox {
         }
     }
 
+    /**
+     * Subscribes anew, on the subscriber, with a connection made now: the container's subscription
+     * would otherwise come back only when its connection's own reconnect backoff lets it (up to
+     * 30 s). Grants published in between reach their waiters with the next tick.
+     */
+    @Override
+    public void reconnect() {
+        if (stopped) {
+            return;
+        }
+        try {
+            subscriber.execute(() -> {
+                if (stopped) {
+                    return;
+                }
+                container.stop();
+                retry();
+            });
+        } catch (RejectedExecutionException e) {
+            // the registry is closing
+        }
+    }
+
     @Override
     public void stop() {
         stopped = true;

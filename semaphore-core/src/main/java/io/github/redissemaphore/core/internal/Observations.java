@@ -66,13 +66,19 @@ final class Observations {
      *         thread) is then traced as the caller's child, as one sent on the caller's thread is
      */
     Executor inCallersObservation(Executor executor) {
-        return task -> {
-            Observation caller = current();
-            executor.execute(caller == null ? task : () -> {
-                try (Observation.Scope scope = caller.openScope()) {
-                    task.run();
-                }
-            });
+        return task -> executor.execute(inCallersScope(task));
+    }
+
+    /**
+     * @return {@code task}, run in the scope of the observation current now, wherever and whenever
+     *         it runs: a Redis call that waits for a connection is traced as its caller's child
+     */
+    Runnable inCallersScope(Runnable task) {
+        Observation caller = current();
+        return caller == null ? task : () -> {
+            try (Observation.Scope scope = caller.openScope()) {
+                task.run();
+            }
         };
     }
 

@@ -18,6 +18,7 @@ import org.springframework.scheduling.TaskScheduler;
  * @param runner          runs the script calls
  * @param replicas        runs a call and the {@code WAIT} for replicas after it
  * @param scheduler       times ticks, deadlines and retries; never runs a Redis call
+ * @param retries         the clean-ups to send again, at once when Redis answers again
  * @param callbacks       where replies are handled and whatever may block on Redis runs: never
  *                        Lettuce's I/O threads, never the scheduler
  * @param listeners       the registry's listeners
@@ -28,7 +29,7 @@ import org.springframework.scheduling.TaskScheduler;
  * @param waiterTick      how often a JVM with waiters heartbeats them
  * @param closed          whether the registry is closed
  */
-record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler scheduler,
+record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler scheduler, Retries retries,
                         ExecutorService callbacks, Listeners listeners, Observations observations, Inbox inbox,
                         LimitMismatches mismatches, Duration waiterHeartbeat, Duration waiterTick,
                         BooleanSupplier closed) {

@@ -140,6 +140,14 @@ final class ShardedInbox implements Inbox {
         }
     }
 
+    /**
+     * Left to Lettuce: the sharded subscriptions are spread over one connection per node, each
+     * reconnected and re-subscribed by itself; the renewal tick serves the waiters meanwhile.
+     */
+    @Override
+    public void reconnect() {
+    }
+
     @Override
     public void stop() {
         lock.lock();

@@ -1,130 +1,454 @@
 package io.github.redissemaphore.core.internal.redis;
 
+import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.codec.ByteArrayCodec;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Holds the connections of one registry: Lettuce's asynchronous API on the connection factory's
- * connection, so no thread waits for a reply unless it asks to, and a connection of its own for a
- * call that blocks the connection it is sent on ({@code WAIT}).
+ * The connections of one registry, and how long a call may take on them.
  *
- * <p>Where a connection is lent: any thread may send, the scheduler's included, so lending must
- * not block it. With the factory's default, one shared native connection that is not validated,
- * lending it once it exists is a lookup (Lettuce keeps that one connection and reconnects it by
- * itself), so the call is sent right there: no thread hop on the hot path, and the wrapper is given
- * back at once (closing it does nothing to the shared connection). The first call, and every call
- * on a factory that lends per call (no sharing: a connect or a pool per call; validation: a PING),
- * lends on the {@link #lender} instead, and gives the connection back there once the reply is in.
- * A call whose caller gave up before the connection came is not sent at all: a late acquire must
- * not land after the clean-up of its failure.
+ * <p><b>The library's connection.</b> Script calls go over one connection of the registry's own,
+ * made by the connection factory's Lettuce client (same address, credentials, TLS, database,
+ * client options and resources as the application's connections), not over the application's
+ * shared connection. So the library decides how that connection comes back, without changing
+ * the application's: when it is found closed (Redis stopped, restarted, failed over, or the
+ * connection dropped), it is closed for good and a new one is made at once, and again every
+ * {@link #RECONNECT_DELAY} while calls wait for it, instead of waiting out Lettuce's reconnect
+ * backoff, which grows to 30 s; so is a connection lost while clean-ups wait to be sent again
+ * ({@link Recovery#callsDue}). Calls made while there is no open connection wait here, in order,
+ * and are sent the moment one is made; a call whose caller gave up meanwhile is not sent at all
+ * (a late acquire must not land after the clean-up of its failure). A factory whose client has no
+ * address of its own (static master/replica) lends its dedicated connection instead, the same way.
+ *
+ * <p><b>Order.</b> One connection carries every script call of the registry, in the order they
+ * were made: a release this JVM sent reaches Redis before any call it makes afterwards, whether or
+ * not the release's caller waited for the reply.
+ *
+ * <p><b>Time bound.</b> {@link #timeout()}: the registry's Redis timeout, or the factory's command
+ * timeout if that is shorter; the library's connection is given it as its command timeout too.
+ *
+ * <p><b>Whether Redis answers.</b> {@link #answering()} is false from a call that went unanswered
+ * (timed out, or its connection closed under it) or a connection found closed, until the next
+ * reply or connection; {@link Recovery} hears when Redis answers again.
+ *
+ * <p>A call that blocks the connection it is sent on ({@code WAIT}) goes on a connection of its
+ * own, from the factory ({@link #sendDedicated}).
  */
-public final class RedisConnections {
+public final class RedisConnections implements AutoCloseable {
+
+    /** How soon a connect that failed is tried again while calls wait for a connection. */
+    static final Duration RECONNECT_DELAY = Duration.ofMillis(200);
+
+    private static final Logger log = LoggerFactory.getLogger(RedisConnections.class);
+
+    /** Hears that Redis answers again after calls of the library went unanswered. */
+    public interface Recovery {
+
+        /** No one listens. */
+        Recovery NONE = reconnected -> {
+        };
+
+        /**
+         * @return whether calls wait to be sent again (clean-ups): while they do, a lost
+         *         connection is made anew every 200 ms, so they go the moment Redis answers, not
+         *         when the next of them is due
+         */
+        default boolean callsDue() {
+            return false;
+        }
+
+        /**
+         * Redis answered again: a reply came, or a new connection was made. Called off Lettuce's
+         * I/O threads.
+         *
+         * @param reconnected whether the library's connection was made anew: Redis restarted,
+         *                    failed over, or the old connection dropped, so the application's other
+         *                    connections (a subscription) are likely to be broken too
+         */
+        void answersAgain(boolean reconnected);
+    }
 
     private final LettuceConnectionFactory connectionFactory;
     private final Duration timeout;
     /**
-     * Where a connection is lent (and given back) when that may take I/O: a connect, a PING, a
-     * pool. Never Lettuce's event loop, and never the scheduler that times deadlines and renewals.
+     * Where connections are made and closed, and waiting calls sent once one is: never Lettuce's
+     * event loop, and never a scheduler whose lateness delays anything else.
      */
+    private final Executor connector;
+    /** Where a connection of its own ({@link #sendDedicated}) is lent, in the caller's observation. */
     private final Executor lender;
-    /**
-     * The factory shares one native connection, does not validate it, and has lent it once: from
-     * now on lending it does no I/O (Lettuce reconnects that connection by itself).
-     */
-    private volatile boolean sharedConnectionLent;
+    /** Wraps a call that waits for a connection so it is sent in the caller's observation. */
+    private final UnaryOperator<Runnable> inCallersScope;
+    private final Recovery recovery;
+
+    /** Guards every field below but {@link #silent}: a call goes out on the connection in order. */
+    private final ReentrantLock lock = new ReentrantLock();
+    private @Nullable Link link;
+    /** Calls made while no connection was open, in order. */
+    private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+    private boolean connecting;
+    /** A connection was made before, or a connect failed: the next one made is a recovery. */
+    private boolean lostOnce;
+    private @Nullable RuntimeException lastConnectFailure;
+    /** The client cannot connect by itself (no address of its own): lend the factory's dedicated connection. */
+    private boolean lendFromFactory;
+    private boolean closed;
+    /** Set by a call Redis did not answer, cleared by a reply: Redis is not answering now. */
+    private final AtomicBoolean silent = new AtomicBoolean();
 
     /**
-     * @param lender where a connection is lent and given back when that may block (a connect, a
-     *               validation, a pool): not Lettuce's event loop, and not a thread whose lateness
-     *               delays anything else
+     * @param timeout        the longest a call may take (the factory's command timeout is the
+     *                       bound if it is shorter)
+     * @param connector      where connections are made and closed: not Lettuce's event loop,
+     *                       and not a thread whose lateness delays anything else
+     * @param lender         where a connection of its own is lent for a call, in the caller's observation
+     * @param inCallersScope wraps a task so that it runs in the caller's observation, wherever it runs
+     * @param recovery       hears when Redis answers again
      * @throws IllegalArgumentException unless the factory is Lettuce's
      */
-    public RedisConnections(RedisConnectionFactory connectionFactory, Executor lender) {
+    public RedisConnections(RedisConnectionFactory connectionFactory, Duration timeout, Executor connector,
+                            Executor lender, UnaryOperator<Runnable> inCallersScope, Recovery recovery) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalArgumentException("The semaphore needs a LettuceConnectionFactory (Spring Data Redis with"
                     + " Lettuce), but got " + connectionFactory);
         }
         this.connectionFactory = lettuce;
-        this.timeout = lettuce.getClientConfiguration().getCommandTimeout();
+        Duration factoryTimeout = lettuce.getClientConfiguration().getCommandTimeout();
+        this.timeout = factoryTimeout.compareTo(timeout) < 0 ? factoryTimeout : timeout;
+        this.connector = Objects.requireNonNull(connector, "connector");
         this.lender = Objects.requireNonNull(lender, "lender");
+        this.inCallersScope = Objects.requireNonNull(inCallersScope, "inCallersScope");
+        this.recovery = Objects.requireNonNull(recovery, "recovery");
     }
 
-    /** @return how long a call may take before it fails: the connection factory's command timeout */
+    /** Connections bounded by the factory's command timeout, everything done on {@code executor}: for tests. */
+    public RedisConnections(RedisConnectionFactory connectionFactory, Executor executor) {
+        this(connectionFactory, Duration.ofDays(1), executor, executor, UnaryOperator.identity(), Recovery.NONE);
+    }
+
+    /** @return how long a call may take before it fails */
     public Duration timeout() {
         return timeout;
     }
 
     /**
-     * Sends {@code command} on the factory's connection and completes {@code reply} with its
-     * outcome; where it is sent is said above.
+     * @return whether Redis answers now, as far as this JVM can tell without a call: the library's
+     *         connection is open, and no call went unanswered since the last reply
      */
-    <R> void send(CompletableFuture<R> reply,
-                  Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
-        if (sharedConnectionLent) {
-            try {
-                RedisConnection connection = connectionFactory.getConnection();
-                try {
-                    command.apply(nativeCommands(connection)).whenComplete((value, error) ->
-                            complete(reply, value, error));
-                } finally {
-                    connection.close();
-                }
-            } catch (RuntimeException e) {
-                reply.completeExceptionally(e);
-            }
-        } else {
-            lendAndSend(reply, command);
+    public boolean answering() {
+        if (silent.get()) {
+            return false;
+        }
+        lock.lock();
+        try {
+            return link != null && link.isOpen() && waiting.isEmpty();
+        } finally {
+            lock.unlock();
         }
     }
 
-    /** On the lender: lends a connection, sends the call on it unless the caller gave up, gives it back after. */
-    private <R> void lendAndSend(CompletableFuture<R> reply,
-                                 Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
+    /** Makes the library's connection now, in the background, so the first call need not wait for it. */
+    public void connectSoon() {
+        lock.lock();
         try {
-            lender.execute(() -> {
-                RedisConnection connection;
-                try {
-                    connection = connectionFactory.getConnection();
-                } catch (RuntimeException e) {
-                    reply.completeExceptionally(e);
-                    return;
-                }
-                try {
-                    if (reply.isDone()) {
-                        closeQuietly(connection);
-                        return;
-                    }
-                    CompletableFuture<R> sent = command.apply(nativeCommands(connection));
-                    if (connectionFactory.getShareNativeConnection() && !connectionFactory.getValidateConnection()) {
-                        sharedConnectionLent = true;
-                    }
-                    sent.whenCompleteAsync((value, error) -> closeQuietly(connection), lender);
-                    sent.whenComplete((value, error) -> complete(reply, value, error));
-                } catch (RuntimeException e) {
-                    closeQuietly(connection);
-                    reply.completeExceptionally(e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            reply.completeExceptionally(new SemaphoreUnavailableException("The semaphore registry is closed", e));
+            connectIfNeeded();
+        } finally {
+            lock.unlock();
         }
+    }
+
+    /**
+     * Sends {@code command} on the library's connection and completes {@code reply} with its
+     * outcome: at once if the connection is open and nothing waits before it, else once a
+     * connection is made (unless {@code reply} is done by then).
+     */
+    <R> void send(CompletableFuture<R> reply,
+                  Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
+        lock.lock();
+        try {
+            if (closed) {
+                reply.completeExceptionally(closed());
+                return;
+            }
+            Link open = link;
+            if (open != null && open.isOpen() && waiting.isEmpty()) {
+                dispatch(open, reply, command);
+                return;
+            }
+            waiting.add(new Waiting(reply, inCallersScope, target -> dispatch(target, reply, command)));
+            connectIfNeeded();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Sends on {@code open}, under the lock (calls go out in the order they were made). */
+    private <R> void dispatch(Link open, CompletableFuture<R> reply,
+                              Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
+        CompletableFuture<R> sent;
+        try {
+            sent = command.apply(open.commands());
+        } catch (RuntimeException e) {
+            reply.completeExceptionally(e);
+            return;
+        }
+        sent.whenComplete((value, error) -> complete(reply, value, error));
+    }
+
+    /** Under the lock: starts making a connection unless one is being made. */
+    private void connectIfNeeded() {
+        if (connecting || closed) {
+            return;
+        }
+        connecting = true;
+        try {
+            connector.execute(this::connect);
+        } catch (RejectedExecutionException e) {
+            connecting = false;
+            failWaiting(closed());
+        }
+    }
+
+    /**
+     * On the connector: uses the library's connection if it is open (again), else closes it (its
+     * own reconnects would wait out Lettuce's backoff) and makes a new one; sends what waits.
+     */
+    private void connect() {
+        Link stale;
+        lock.lock();
+        try {
+            stale = link;
+            if (stale != null && stale.isOpen()) {
+                connecting = false;
+                drain(stale);
+                return;
+            }
+            link = null;
+        } finally {
+            lock.unlock();
+        }
+        if (stale != null) {
+            log.warn("The connection of the semaphores to Redis closed; connecting again now and every {} ms while"
+                    + " calls wait for it", RECONNECT_DELAY.toMillis());
+            stale.close();
+        }
+        Link fresh = null;
+        RuntimeException failure = null;
+        try {
+            fresh = open();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        boolean recovered;
+        lock.lock();
+        try {
+            connecting = false;
+            if (closed) {
+                if (fresh != null) {
+                    fresh.close();
+                }
+                return;
+            }
+            if (fresh == null) {
+                lastConnectFailure = failure;
+                lostOnce = true;
+                waiting.removeIf(Waiting::givenUp);
+                if (!waiting.isEmpty() || recovery.callsDue()) {
+                    retryConnect();
+                }
+                return;
+            }
+            link = fresh;
+            lastConnectFailure = null;
+            recovered = lostOnce;
+            lostOnce = true;
+            drain(fresh);
+        } finally {
+            lock.unlock();
+        }
+        if (recovered) {
+            log.info("The semaphores are connected to Redis again");
+            silent.set(false);
+            recovery.answersAgain(true);
+        }
+    }
+
+    /** Under the lock: sends every waiting call whose caller still waits, in order. */
+    private void drain(Link open) {
+        for (Waiting next = waiting.poll(); next != null; next = waiting.poll()) {
+            next.sendOn(open);
+        }
+    }
+
+    /** Under the lock: tries to connect again in {@link #RECONNECT_DELAY}. */
+    private void retryConnect() {
+        connecting = true;
+        Executor later = CompletableFuture.delayedExecutor(RECONNECT_DELAY.toMillis(), TimeUnit.MILLISECONDS,
+                connector);
+        try {
+            later.execute(this::connect);
+        } catch (RejectedExecutionException e) {
+            connecting = false;
+            failWaiting(closed());
+        }
+    }
+
+    /**
+     * A connection of the registry's own: by the factory's Lettuce client (whose address includes
+     * the database, credentials, TLS and client name), with the library's timeout; or, for a
+     * client with no address of its own, the factory's dedicated connection.
+     */
+    private Link open() {
+        AbstractRedisClient client = lendFromFactory ? null : connectionFactory.getNativeClient();
+        if (client instanceof RedisClusterClient cluster) {
+            StatefulRedisClusterConnection<byte[], byte[]> connection = cluster.connect(ByteArrayCodec.INSTANCE);
+            connection.setTimeout(timeout);
+            return new Link(connection, connection.async(), null);
+        }
+        if (client instanceof RedisClient standalone) {
+            try {
+                StatefulRedisConnection<byte[], byte[]> connection = standalone.connect(ByteArrayCodec.INSTANCE);
+                connection.setTimeout(timeout);
+                return new Link(connection, connection.async(), null);
+            } catch (IllegalStateException e) {
+                // "RedisURI is not available": a static master/replica client, whose nodes only
+                // the factory knows.
+                lendFromFactory = true;
+            }
+        }
+        RedisConnection lent = connectionFactory.getConnection();
+        try {
+            RedisClusterAsyncCommands<byte[], byte[]> commands = dedicated(lent);
+            StatefulConnection<byte[], byte[]> connection = commands instanceof RedisAsyncCommands<byte[], byte[]> one
+                    ? one.getStatefulConnection()
+                    : ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) commands).getStatefulConnection();
+            return new Link(connection, commands, lent);
+        } catch (RuntimeException e) {
+            closeQuietly(lent);
+            throw e;
+        }
+    }
+
+    private static <V> void completeWith(CompletableFuture<V> reply, @Nullable V value, @Nullable Throwable error) {
+        if (error != null) {
+            reply.completeExceptionally(error);
+        } else {
+            reply.complete(value);
+        }
+    }
+
+    /** Completes {@code reply}, noting whether Redis answered. */
+    private <V> void complete(CompletableFuture<V> reply, @Nullable V value, @Nullable Throwable error) {
+        if (error == null || cause(error) instanceof RedisCommandExecutionException) {
+            answered();
+        } else {
+            unanswered();
+        }
+        completeWith(reply, value, error);
+    }
+
+    /** Redis replied (with a value or an error reply): it answers. */
+    void answered() {
+        if (silent.compareAndSet(true, false)) {
+            log.info("Redis answers the semaphores again");
+            try {
+                connector.execute(() -> recovery.answersAgain(false));
+            } catch (RejectedExecutionException e) {
+                // closing
+            }
+        }
+    }
+
+    /** A call went unanswered: timed out, or its connection closed under it. */
+    void unanswered() {
+        silent.set(true);
+    }
+
+    /**
+     * @return {@code reply} failing after {@link #timeout()} (or {@code limit}, for a call that
+     *         also waits on the server) with {@link SemaphoreUnavailableException}, as does any
+     *         failure; the value parsed
+     */
+    <R, T> CompletableFuture<T> within(SemaphoreKeys keys, CompletableFuture<R> reply, Duration limit,
+                                       Function<R, T> parse) {
+        return reply.orTimeout(limit.toNanos(), TimeUnit.NANOSECONDS)
+                .handle((value, error) -> {
+                    if (error != null) {
+                        Throwable cause = cause(error);
+                        if (cause instanceof TimeoutException) {
+                            unanswered();
+                            cause = new RedisCommandTimeoutException(noReply(limit));
+                        }
+                        throw unavailable(keys.name(), cause);
+                    }
+                    if (value == null) {
+                        throw new SemaphoreUnavailableException(keys.name(),
+                                "Redis gave no reply for semaphore '" + keys.name() + "'", null);
+                    }
+                    return parse.apply(value);
+                });
+    }
+
+    /** Why a call got no reply in time: no connection could be made (and why), or Redis did not answer. */
+    private String noReply(Duration limit) {
+        lock.lock();
+        try {
+            RuntimeException failure = lastConnectFailure;
+            if (link == null && failure != null) {
+                return "no connection to Redis within " + limit.toMillis() + " ms (" + failure.getMessage() + ")";
+            }
+        } finally {
+            lock.unlock();
+        }
+        return "no reply within " + limit.toMillis() + " ms";
+    }
+
+    static SemaphoreException unavailable(String name, Throwable error) {
+        if (error instanceof SemaphoreException e) {
+            return e;
+        }
+        return new SemaphoreUnavailableException(name,
+                "Redis unavailable for semaphore '" + name + "': " + error.getMessage(), error);
+    }
+
+    static Throwable cause(Throwable error) {
+        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     }
 
     /**
@@ -140,7 +464,7 @@ public final class RedisConnections {
                 RedisConnection connection = null;
                 try {
                     connection = connectionFactory.getConnection();
-                    RedisClusterAsyncCommands<byte[], byte[]> redis = dedicatedCommands(connection, keys);
+                    RedisClusterAsyncCommands<byte[], byte[]> redis = toSlotMaster(dedicated(connection), keys);
                     if (reply.isDone()) {
                         closeQuietly(connection);
                         return;
@@ -157,15 +481,7 @@ public final class RedisConnections {
                 }
             });
         } catch (RejectedExecutionException e) {
-            reply.completeExceptionally(new SemaphoreUnavailableException("The semaphore registry is closed", e));
-        }
-    }
-
-    private static <V> void complete(CompletableFuture<V> reply, V value, Throwable error) {
-        if (error != null) {
-            reply.completeExceptionally(error);
-        } else {
-            reply.complete(value);
+            reply.completeExceptionally(closed());
         }
     }
 
@@ -175,11 +491,9 @@ public final class RedisConnections {
      * are flushed as they are sent: the factory's pipelining flush policy (an application may set
      * {@code flushOnClose()} or {@code buffered(n)}) holds back only what goes through Spring's
      * pipeline, and turns automatic flushing off on the connection until the pipeline closes, which
-     * would leave the script, the marker and {@code WAIT} unsent until they time out. On a Cluster,
-     * the connection to the master of the semaphore's slot, as {@code WAIT} has no key to route by.
+     * would leave the calls sent on it unsent until they time out.
      */
-    private static RedisClusterAsyncCommands<byte[], byte[]> dedicatedCommands(RedisConnection connection,
-                                                                                SemaphoreKeys keys) {
+    private static RedisClusterAsyncCommands<byte[], byte[]> dedicated(RedisConnection connection) {
         connection.openPipeline();
         RedisClusterAsyncCommands<byte[], byte[]> redis = ((LettuceConnection) connection).getNativeConnection();
         if (redis instanceof RedisAsyncCommands<byte[], byte[]> standalone) {
@@ -188,6 +502,14 @@ public final class RedisConnections {
         if (redis instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
             // Applies to its node connections too, the one to the slot's master included.
             cluster.getStatefulConnection().setAutoFlushCommands(true);
+        }
+        return redis;
+    }
+
+    /** On a Cluster, the connection to the master of the semaphore's slot, as {@code WAIT} has no key to route by. */
+    private static RedisClusterAsyncCommands<byte[], byte[]> toSlotMaster(RedisClusterAsyncCommands<byte[], byte[]> redis,
+                                                                         SemaphoreKeys keys) {
+        if (redis instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
             RedisClusterNode master = cluster.getStatefulConnection().getPartitions()
                     .getMasterBySlot(SlotHash.getSlot(keys.encoded().get(0)));
             if (master == null) {
@@ -212,9 +534,81 @@ public final class RedisConnections {
         }
     }
 
-    /** The factory's native connection (shared by default, which Lettuce reconnects by itself). */
-    @SuppressWarnings("unchecked")
-    private static RedisScriptingAsyncCommands<byte[], byte[]> nativeCommands(RedisConnection connection) {
-        return (RedisScriptingAsyncCommands<byte[], byte[]>) ((LettuceConnection) connection).getNativeConnection();
+    /** Fails what waits, and closes the library's connection. Idempotent. */
+    @Override
+    public void close() {
+        Link open;
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            open = link;
+            link = null;
+            failWaiting(closed());
+        } finally {
+            lock.unlock();
+        }
+        if (open != null) {
+            open.close();
+        }
+    }
+
+    /** Under the lock. */
+    private void failWaiting(RuntimeException failure) {
+        for (Waiting next = waiting.poll(); next != null; next = waiting.poll()) {
+            next.reply.completeExceptionally(failure);
+        }
+    }
+
+    private static SemaphoreUnavailableException closed() {
+        return new SemaphoreUnavailableException("The semaphore registry is closed");
+    }
+
+    /**
+     * The library's connection: its commands, and the Spring connection it was lent from when it
+     * is the factory's (closed through it), else null.
+     */
+    private record Link(StatefulConnection<byte[], byte[]> connection, RedisClusterAsyncCommands<byte[], byte[]> commands,
+                        @Nullable RedisConnection lent) {
+
+        boolean isOpen() {
+            return connection.isOpen();
+        }
+
+        void close() {
+            if (lent != null) {
+                closeQuietly(lent);
+            } else {
+                connection.closeAsync();
+            }
+        }
+    }
+
+    /** A call made while no connection was open: sent, in its caller's observation, once one is. */
+    private static final class Waiting {
+
+        private final CompletableFuture<?> reply;
+        private final Runnable send;
+        private @Nullable Link target;
+
+        Waiting(CompletableFuture<?> reply, UnaryOperator<Runnable> inCallersScope,
+                java.util.function.Consumer<Link> sendOn) {
+            this.reply = reply;
+            this.send = inCallersScope.apply(() -> sendOn.accept(Objects.requireNonNull(target, "target")));
+        }
+
+        /** @return whether the caller gave up: it is not sent at all */
+        boolean givenUp() {
+            return reply.isDone();
+        }
+
+        void sendOn(Link open) {
+            if (!givenUp()) {
+                target = open;
+                send.run();
+            }
+        }
     }
 }

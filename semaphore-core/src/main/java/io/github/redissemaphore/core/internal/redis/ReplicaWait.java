@@ -12,8 +12,8 @@ import java.util.concurrent.Executor;
  * semaphore's replication marker (so the writes the {@code WAIT} counts include this call's even
  * if the script changed nothing), then {@code WAIT}, all on a connection of their own, because
  * {@code WAIT} blocks the connection it is sent on (and counts only that connection's writes), and
- * other callers' commands must not queue behind it on the shared one. Fails after the command
- * timeout plus the replication timeout, lending the connection included.
+ * other callers' commands must not queue behind it on the library's connection. Fails after
+ * {@link RedisConnections#timeout()} plus the replication timeout, lending the connection included.
  */
 public final class ReplicaWait {
 
@@ -48,7 +48,7 @@ public final class ReplicaWait {
                                 .thenCompose(ok -> redis.waitForReplication(replication.replicas(), timeoutMillis)
                                         .toCompletableFuture())
                                 .thenApply(acknowledged -> new Replicated<>(value, acknowledged.intValue()))));
-        return ScriptRunner.within(keys, reply, connections.timeout().plus(replication.timeout()),
+        return connections.within(keys, reply, connections.timeout().plus(replication.timeout()),
                 replicated -> new Replicated<>(call.parse(new Reply(replicated.reply())), replicated.acknowledged()));
     }
 

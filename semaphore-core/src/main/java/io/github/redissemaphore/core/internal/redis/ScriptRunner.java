@@ -2,7 +2,6 @@ package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -12,19 +11,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Runs script calls: each is exactly one Redis call (EVALSHA; EVAL once more when the server's
  * script cache does not have the script, as after a restart, a failover or {@code SCRIPT FLUSH}),
- * fails after the factory's command timeout counted from the moment it was asked for (getting a
- * connection is part of the call), and surfaces any Redis failure as
+ * fails after {@link RedisConnections#timeout()} counted from the moment it was asked for (waiting
+ * for a connection is part of the call), and surfaces any Redis failure as
  * {@link SemaphoreUnavailableException}. {@link #send} returns at once (background clean-ups,
  * renewals and deadlines never hold a thread while Redis is slow or down); {@link #call} waits for
  * the reply on the caller's thread.
@@ -37,9 +32,14 @@ public final class ScriptRunner {
         this.connections = connections;
     }
 
-    /** @return how long a call may take before it fails: the connection factory's command timeout */
+    /** @return how long a call may take before it fails */
     public Duration timeout() {
         return connections.timeout();
+    }
+
+    /** @return whether Redis answers now, as far as this JVM can tell without a call (see {@link RedisConnections}) */
+    public boolean answering() {
+        return connections.answering();
     }
 
     /** Sends {@code call} on the semaphore's keys, without waiting for the reply. */
@@ -47,17 +47,17 @@ public final class ScriptRunner {
         CompletableFuture<List<Object>> reply = new CompletableFuture<>();
         byte[][] args = encode(call.args());
         connections.send(reply, redis -> eval(redis, call, keys.bytes(), args));
-        return within(keys, reply, timeout(), value -> call.parse(new Reply(value)));
+        return connections.within(keys, reply, timeout(), value -> call.parse(new Reply(value)));
     }
 
-    /** Sends {@code call} and waits for its reply, at most the command timeout. */
+    /** Sends {@code call} and waits for its reply, at most {@link #timeout()}. */
     public <T> T call(SemaphoreKeys keys, ScriptCall<T> call) {
         return await(keys, send(keys, call));
     }
 
     /**
-     * Waits for the reply of a call sent with {@link #send} on the caller's thread, at most the
-     * command timeout (the future enforces it).
+     * Waits for the reply of a call sent with {@link #send} on the caller's thread, at most
+     * {@link #timeout()} (the future enforces it).
      *
      * @throws SemaphoreUnavailableException when the call failed, timed out or the wait was interrupted
      */
@@ -69,7 +69,7 @@ public final class ScriptRunner {
             throw new SemaphoreUnavailableException(keys.name(), "Interrupted while waiting for Redis for semaphore '"
                     + keys.name() + "'", e);
         } catch (ExecutionException e) {
-            throw unavailable(keys.name(), Objects.requireNonNullElse(e.getCause(), e));
+            throw RedisConnections.unavailable(keys.name(), Objects.requireNonNullElse(e.getCause(), e));
         }
     }
 
@@ -96,25 +96,6 @@ public final class ScriptRunner {
                         : CompletableFuture.failedFuture(error));
     }
 
-    /** The reply, parsed, within {@code limit}; any failure as {@link SemaphoreUnavailableException}. */
-    static <R, T> CompletableFuture<T> within(SemaphoreKeys keys, CompletableFuture<R> reply, Duration limit,
-                                              Function<R, T> parse) {
-        return reply.orTimeout(limit.toNanos(), TimeUnit.NANOSECONDS)
-                .handle((value, error) -> {
-                    if (error != null) {
-                        Throwable cause = cause(error);
-                        throw unavailable(keys.name(), cause instanceof TimeoutException
-                                ? new RedisCommandTimeoutException("no reply within " + limit.toMillis() + " ms")
-                                : cause);
-                    }
-                    if (value == null) {
-                        throw new SemaphoreUnavailableException(keys.name(),
-                                "Redis gave no reply for semaphore '" + keys.name() + "'", null);
-                    }
-                    return parse.apply(value);
-                });
-    }
-
     static byte[][] encode(List<String> args) {
         byte[][] bytes = new byte[args.size()][];
         for (int i = 0; i < args.size(); i++) {
@@ -123,15 +104,7 @@ public final class ScriptRunner {
         return bytes;
     }
 
-    private static SemaphoreException unavailable(String name, Throwable error) {
-        if (error instanceof SemaphoreException e) {
-            return e;
-        }
-        return new SemaphoreUnavailableException(name,
-                "Redis unavailable for semaphore '" + name + "': " + error.getMessage(), error);
-    }
-
     private static Throwable cause(Throwable error) {
-        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        return RedisConnections.cause(error);
     }
 }
