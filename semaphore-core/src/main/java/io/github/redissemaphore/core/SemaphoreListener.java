@@ -48,6 +48,14 @@ public interface SemaphoreListener {
     default void leaseLost(Permit permit) {
     }
 
+    /**
+     * {@link Permit#release()} (or {@link Permit#release(int)}) of a permit of {@code semaphore}
+     * returned before Redis confirmed the release, because Redis was not answering: the release
+     * goes on in the background until Redis answers or the lease ends.
+     */
+    default void releaseDeferred(String semaphore) {
+    }
+
     /** One renewal call extended {@code leases} leases of {@code semaphore}. */
     default void leasesRenewed(String semaphore, int leases) {
     }

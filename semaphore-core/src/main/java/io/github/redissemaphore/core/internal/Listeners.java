@@ -47,6 +47,11 @@ final class Listeners implements SemaphoreListener {
     }
 
     @Override
+    public void releaseDeferred(String semaphore) {
+        each(l -> l.releaseDeferred(semaphore));
+    }
+
+    @Override
     public void leasesRenewed(String semaphore, int leases) {
         each(l -> l.leasesRenewed(semaphore, leases));
     }

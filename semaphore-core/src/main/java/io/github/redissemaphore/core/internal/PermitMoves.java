@@ -6,23 +6,36 @@ import io.github.redissemaphore.core.internal.redis.LeaseScript;
 import io.github.redissemaphore.core.internal.redis.LeaseScript.Leased;
 import io.github.redissemaphore.core.internal.redis.ReleaseScript;
 import io.github.redissemaphore.core.internal.redis.ReleaseScript.Released;
+import io.github.redissemaphore.core.internal.redis.ScriptRunner;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.slf4j.Logger;
 
 /**
  * Permits of one semaphore that move: released (all of a lease, part of it, by id from any JVM,
  * or by force), adopted from another JVM, or extended. Each move is one script call; where a
- * lease this JVM held is given back and Redis does not answer, the call is sent again in the
- * background until Redis answers or the lease ends.
+ * lease this JVM held is given back, its holder waits for Redis only briefly and only while Redis
+ * answers, and a call Redis does not answer is sent again in the background until Redis answers
+ * or the lease ends.
  */
 final class PermitMoves implements DefaultPermit.PermitActions {
 
     private static final Logger log = EngineLogs.SEMAPHORE;
     private static final String GONE = "Redis no longer has it (expired, released by force, or wiped)";
+    /**
+     * The longest a holder waits for the reply to its release while Redis answers: a reply comes
+     * in a millisecond or two, and within a few dozen on a loaded machine; past this the release
+     * goes on in the background (on the one connection, ahead of whatever this JVM sends next),
+     * so giving a permit back never holds a caller for the Redis timeout.
+     */
+    static final Duration RELEASE_WAIT = Duration.ofMillis(500);
 
     private final SemaphoreIdentity identity;
     private final SemaphoreContext context;
@@ -151,39 +164,66 @@ final class PermitMoves implements DefaultPermit.PermitActions {
 
     /**
      * The holder gave back part of the lease, whose count has gone down to {@code keep} already.
-     * Like a release, it is sent again in the background if Redis does not answer.
+     * Like a release, it waits for Redis only briefly, and only while Redis answers; past that it
+     * goes on in the background, and is sent again if Redis does not answer.
      */
     @Override
     public void releasePart(Lease lease, int keep) {
-        Released reply;
-        try {
-            reply = context.runner().call(identity.keys(), ReleaseScript.own(identity.limit(), lease.id(), keep,
-                    identity.inbox()));
-        } catch (SemaphoreUnavailableException e) {
-            log.warn("Could not give back part of {} of semaphore '{}' ({}); retrying until Redis answers or the lease"
-                    + " ends", Ids.shown(lease.id()), identity.name(), e.getMessage());
-            cleanUps.releasePart(lease, keep);
-            ledger.recount(lease);
+        boolean answering = context.runner().answering();
+        CompletableFuture<Released> reply = context.runner().send(identity.keys(), ReleaseScript.own(identity.limit(),
+                lease.id(), keep, identity.inbox()));
+        if (answeredBriefly(reply, answering)) {
+            partReleased(lease, reply.join(), true);
             return;
         }
+        ledger.recount(lease);
+        context.listeners().releaseDeferred(identity.name());
+        reply.whenCompleteAsync((released, error) -> {
+            if (error == null) {
+                partReleased(lease, released, false);
+            } else {
+                log.warn("Could not give back part of {} of semaphore '{}' ({}); retrying until Redis answers or the"
+                        + " lease ends", Ids.shown(lease.id()), identity.name(), ScriptRunner.failure(error).getMessage());
+                cleanUps.releasePart(lease, keep);
+            }
+        }, context.callbacks());
+    }
+
+    /**
+     * What Redis said of a part given back: the listeners hear of the new count, or the lease was
+     * no longer this JVM's.
+     *
+     * @param toCaller whether the holder still waits for it: then a lease no longer held is its
+     *                 {@link IllegalStateException}, and the count is told now (a deferred part
+     *                 told it when the holder returned)
+     */
+    private void partReleased(Lease lease, Released reply, boolean toCaller) {
         figures.seen(reply.usage());
         if (reply.released()) {
-            ledger.recount(lease);
-        } else if (reply.ownedElsewhere()) {
+            if (toCaller) {
+                ledger.recount(lease);
+            }
+            return;
+        }
+        if (reply.ownedElsewhere()) {
             ledger.handOver(lease);
-            throw lease.notHeld();
         } else {
             ledger.lose(lease, GONE);
+        }
+        if (toCaller) {
             throw lease.notHeld();
         }
     }
 
     /**
      * The holder releases the lease: only the one call that ends it ({@link Lease#release()})
-     * sends the release. The caller waits for the reply (at most the command timeout) so the
-     * permit is free when release() returns; if Redis does not answer, the release is sent again
-     * in the background until the lease would have ended anyway. Only a lease this JVM still owns
-     * is released: one another JVM adopted is left to it.
+     * sends the release. While Redis answers, the holder waits for the reply, at most
+     * {@link #RELEASE_WAIT}, so the permit is free when release() returns; when Redis is known not
+     * to answer (the connection is down, or a call went unanswered since the last reply) it does
+     * not wait at all. Either way the release is on the library's one connection, ahead of any
+     * call made after it. One not confirmed by then goes on in the background, and is sent again
+     * until Redis answers or the lease would have ended anyway. Only a lease this JVM still owns is
+     * released: one another JVM adopted is left to it.
      */
     @Override
     public void release(Lease lease) {
@@ -191,14 +231,42 @@ final class PermitMoves implements DefaultPermit.PermitActions {
             return;
         }
         ledger.ended(lease);
-        try {
-            figures.seen(context.runner().call(identity.keys(), ReleaseScript.own(identity.limit(), lease.id(), 0,
-                    identity.inbox())).usage());
-        } catch (SemaphoreUnavailableException e) {
-            log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease ends,"
-                    + " within {}", Ids.shown(lease.id()), identity.name(), e.getMessage(),
-                    Duration.ofNanos(lease.leaseNanos()));
-            cleanUps.release(lease);
+        boolean answering = context.runner().answering();
+        CompletableFuture<Released> reply = context.runner().send(identity.keys(), ReleaseScript.own(identity.limit(),
+                lease.id(), 0, identity.inbox()));
+        if (answeredBriefly(reply, answering)) {
+            figures.seen(reply.join().usage());
+            return;
         }
+        context.listeners().releaseDeferred(identity.name());
+        reply.whenCompleteAsync((released, error) -> {
+            if (error == null) {
+                figures.seen(released.usage());
+            } else {
+                log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease ends,"
+                        + " within {}", Ids.shown(lease.id()), identity.name(), ScriptRunner.failure(error).getMessage(),
+                        Duration.ofNanos(lease.leaseNanos()));
+                cleanUps.release(lease);
+            }
+        }, context.callbacks());
+    }
+
+    /**
+     * Waits for {@code reply} on the holder's thread, at most {@link #RELEASE_WAIT}, and only if
+     * Redis {@code answering} and the thread is not interrupted.
+     *
+     * @return whether Redis replied by then
+     */
+    private static boolean answeredBriefly(CompletableFuture<?> reply, boolean answering) {
+        if (answering && !Thread.currentThread().isInterrupted()) {
+            try {
+                reply.get(RELEASE_WAIT.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                // told by the state of the future below
+            }
+        }
+        return reply.isDone() && !reply.isCompletedExceptionally();
     }
 }
