@@ -320,11 +320,31 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      * @return the clean-up in Redis, done when Redis answered (or gave up on)
      */
     CompletableFuture<Void> abandon(PendingAcquisition pending, Throwable cause) {
-        PendingAcquisition.Phase from = pending.end(false);
-        if (from == null) {
+        CompletableFuture<Void> cleanUp = endWithout(pending, cause);
+        if (cleanUp == null) {
             // Granted meanwhile: the permit goes back as soon as it exists.
             pending.future.thenAccept(Permit::release);
             return CompletableFuture.completedFuture(null);
+        }
+        return cleanUp;
+    }
+
+    /** Redis did not answer the caller's heartbeats for the Redis timeout: the wait fails now. */
+    @Override
+    public void unavailable(PendingAcquisition pending, SemaphoreUnavailableException failure) {
+        endWithout(pending, failure);
+    }
+
+    /**
+     * Ends the wait without a permit, unless someone decided it already: the caller hears
+     * {@code cause}, and the queue entry goes (if a call is in flight, its sender takes it out).
+     *
+     * @return the clean-up in Redis, or null when the wait had been decided already
+     */
+    private @Nullable CompletableFuture<Void> endWithout(PendingAcquisition pending, Throwable cause) {
+        PendingAcquisition.Phase from = pending.end(false);
+        if (from == null) {
+            return null;
         }
         forget(pending);
         pending.future.completeExceptionally(cause);

@@ -1,5 +1,7 @@
 package io.github.redissemaphore.core.internal;
 
+import io.github.redissemaphore.core.SemaphoreException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.internal.redis.RenewScript;
 import io.github.redissemaphore.core.internal.redis.RenewScript.Renewed;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
@@ -36,6 +38,12 @@ final class LeaseKeeper implements RenewalTick.Renewals {
 
         /** Redis no longer has the queue entry of this caller, which still waits: it joins again. */
         void rejoin(PendingAcquisition pending);
+
+        /**
+         * Redis has not answered the heartbeats of this waiting caller for the Redis timeout: its
+         * wait ends with {@code failure} now, not at its deadline.
+         */
+        void unavailable(PendingAcquisition pending, SemaphoreUnavailableException failure);
     }
 
     private final SemaphoreIdentity identity;
@@ -124,7 +132,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
                         renewalInFlight.set(NONE);
                     }
                     if (error != null) {
-                        renewalFailed(leases, error, sentNanos);
+                        renewalFailed(leases, queued, error, sentNanos);
                     } else {
                         if (tick) {
                             renewalFailingSince.set(NONE);
@@ -134,14 +142,30 @@ final class LeaseKeeper implements RenewalTick.Renewals {
                 }, context.callbacks());
     }
 
-    private void renewalFailed(List<Lease> leases, Throwable error, long sentNanos) {
+    /**
+     * A renewal failed: leases about to end are given up, and once renewals have failed for the
+     * Redis timeout (from the send of the first that failed), the callers whose heartbeats this one
+     * carried stop waiting with {@link SemaphoreUnavailableException}, unless Redis answers again
+     * before that. While Redis is down each renewal fails at the timeout, so a queued caller hears
+     * within the timeout plus one waiter tick, not at the end of its wait.
+     */
+    private void renewalFailed(List<Lease> leases, List<PendingAcquisition> queued, Throwable error,
+                               long sentNanos) {
         renewalFailingSince.compareAndSet(NONE, sentNanos);
+        SemaphoreException failure = ScriptRunner.failure(error);
         if (!renewalFailing) {
-            log.warn("Renewing semaphore '{}' failed, retrying every tick: {}", identity.name(),
-                    ScriptRunner.failure(error).getMessage());
+            log.warn("Renewing semaphore '{}' failed, retrying every tick: {}", identity.name(), failure.getMessage());
             renewalFailing = true;
         }
         watchdog.giveUpEnding(leases, "its lease was about to run out and Redis could not be reached");
+        long since = renewalFailingSince.get();
+        Duration failing = Duration.ofNanos(System.nanoTime() - since);
+        if (!queued.isEmpty() && since != NONE && failing.compareTo(context.runner().timeout()) >= 0) {
+            SemaphoreUnavailableException gone = new SemaphoreUnavailableException(identity.name(), "Redis has not"
+                    + " answered the waits for semaphore '" + identity.name() + "' for " + failing.toMillis()
+                    + " ms: " + failure.getMessage(), failure);
+            queued.forEach(pending -> waiters.unavailable(pending, gone));
+        }
     }
 
     private void renewed(List<Lease> leases, List<PendingAcquisition> queued, Renewed reply, long sentNanos) {
