@@ -81,6 +81,7 @@ public final class DistributedSemaphoreAutoConfiguration {
                                                        holdObservationConvention) {
         SemaphoreRegistry.Builder builder = SemaphoreRegistry.builder(connectionFactory)
                 .keyPrefix(properties.keyPrefix())
+                .redisTimeout(properties.redisTimeout())
                 .defaults(properties.defaults().toSettings())
                 .waiterHeartbeat(properties.waiterHeartbeat())
                 .waiterTick(properties.waiterTick());

@@ -28,6 +28,11 @@ import org.springframework.validation.annotation.Validated;
  *                        DistributedSemaphore aspect, the metrics and the endpoint.
  * @param keyPrefix       Prefix of every Redis key and channel the semaphores use. 1 to 200
  *                        characters without '{', '}', whitespace or control characters.
+ * @param redisTimeout    The longest any Redis call of the semaphores may take, whatever
+ *                        "spring.data.redis.timeout" says (that one applies instead where it is
+ *                        shorter): past it the call fails with SemaphoreUnavailableException, and
+ *                        a caller queued for a permit stops waiting once Redis has not answered for
+ *                        this long. 100ms to 1m.
  * @param defaults        Settings of every semaphore not listed under "semaphores".
  * @param semaphores      Settings per semaphore name; each value left out is taken from
  *                        "defaults". Names follow the rules of "key-prefix".
@@ -58,6 +63,8 @@ import org.springframework.validation.annotation.Validated;
 public record DistributedSemaphoreProperties(
         @DefaultValue("true") boolean enabled,
         @DefaultValue("semaphore") @SemaphoreName String keyPrefix,
+        @DefaultValue("2s") @DurationMin(millis = 100, message = BETWEEN_100MS_AND_1M)
+        @DurationMax(minutes = 1, message = BETWEEN_100MS_AND_1M) Duration redisTimeout,
         @DefaultValue @Valid Defaults defaults,
         Map<@SemaphoreName String, @Valid Semaphore> semaphores,
         @DefaultValue("" + DEFAULT_ASPECT_ORDER) int aspectOrder,
@@ -81,6 +88,7 @@ public record DistributedSemaphoreProperties(
     private static final String REPLICATION_RANGE = "must be between 1ms and 1m";
     private static final String BETWEEN_1S_AND_1H = "must be between 1s and 1h";
     private static final String BETWEEN_50MS_AND_1H = "must be between 50ms and 1h";
+    private static final String BETWEEN_100MS_AND_1M = "must be between 100ms and 1m";
     private static final String RETRY_AFTER_RANGE = "must be between 1ms and 24h";
 
     public DistributedSemaphoreProperties {

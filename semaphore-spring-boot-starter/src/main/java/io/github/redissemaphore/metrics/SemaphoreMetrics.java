@@ -39,7 +39,10 @@ import org.jspecify.annotations.Nullable;
  * <li>{@value #AVAILABLE}, {@value #LIMIT}, {@value #WAITERS} gauges: the semaphore fleet-wide as
  *     last reported by Redis to this JVM (NaN until the first report);</li>
  * <li>{@value #LEASE_LOST} counter: permits found lost while held (expired, force-released);</li>
- * <li>{@value #LEASE_RENEWALS} counter: leases extended by renewal.</li>
+ * <li>{@value #LEASE_RENEWALS} counter: leases extended by renewal;</li>
+ * <li>{@value #RELEASE_DEFERRED} counter: releases that returned before Redis confirmed them, as
+ *     Redis was not answering, and went on in the background (a rise means an outage, not a leak:
+ *     each lands when Redis answers again, or ends with its lease).</li>
  * </ul>
  *
  * Every meter of a semaphore exists from the first event of that semaphore on (the counters at
@@ -59,6 +62,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     public static final String WAITERS = "semaphore.waiters";
     public static final String LEASE_LOST = "semaphore.lease.lost";
     public static final String LEASE_RENEWALS = "semaphore.lease.renewals";
+    public static final String RELEASE_DEFERRED = "semaphore.release.deferred";
 
     /** Semaphore name -> whether an observation meter handler times its acquisitions (so they are not timed here). */
     private final Predicate<String> timedByObservations;
@@ -170,6 +174,14 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     }
 
     @Override
+    public void releaseDeferred(String semaphore) {
+        Counter deferred = meters(semaphore).deferred;
+        if (deferred != null) {
+            deferred.increment();
+        }
+    }
+
+    @Override
     public void usageReported(String semaphore, int limit, int used, int waiters) {
         meters(semaphore).figures = new Figures(limit, used, waiters);
     }
@@ -248,6 +260,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         private volatile @Nullable Figures figures;
         private volatile @Nullable Counter lost;
         private volatile @Nullable Counter renewals;
+        private volatile @Nullable Counter deferred;
         private volatile @Nullable LongTaskTimer active;
         /** Guarded by {@link SemaphoreMetrics#lock}. */
         private int leasesHeld;
@@ -273,10 +286,15 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
             renewals = Counter.builder(LEASE_RENEWALS)
                     .description("Leases of a distributed semaphore extended by renewal")
                     .tag(NAME, name).register(registry);
+            deferred = Counter.builder(RELEASE_DEFERRED)
+                    .description("Releases of a distributed semaphore's permits that returned before Redis confirmed"
+                            + " them and went on in the background, as Redis was not answering")
+                    .tag(NAME, name).register(registry);
             active = LongTaskTimer.builder(ACTIVE).description("Permits of a distributed semaphore held by this JVM")
                     .tag(NAME, name).register(registry);
             registered.add(lost);
             registered.add(renewals);
+            registered.add(deferred);
             registered.add(active);
         }
 
