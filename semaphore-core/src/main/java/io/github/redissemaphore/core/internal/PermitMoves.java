@@ -36,6 +36,8 @@ final class PermitMoves implements DefaultPermit.PermitActions {
      * so giving a permit back never holds a caller for the Redis timeout.
      */
     static final Duration RELEASE_WAIT = Duration.ofMillis(500);
+    /** How often a holder waiting for its release's reply looks whether Redis still answers. */
+    private static final Duration ANSWERING_CHECK = Duration.ofMillis(20);
 
     private final SemaphoreIdentity identity;
     private final SemaphoreContext context;
@@ -252,20 +254,29 @@ final class PermitMoves implements DefaultPermit.PermitActions {
     }
 
     /**
-     * Waits for {@code reply} on the holder's thread, at most {@link #RELEASE_WAIT}, and only if
-     * Redis {@code answering} and the thread is not interrupted.
+     * Waits for {@code reply} on the holder's thread, at most {@link #RELEASE_WAIT}, only if Redis
+     * was {@code answering} when it was sent, and only for as long as it still is (a connection
+     * that closes under the call, as when Redis is killed, ends the wait at once); never on an
+     * interrupted thread.
      *
      * @return whether Redis replied by then
      */
-    private static boolean answeredBriefly(CompletableFuture<?> reply, boolean answering) {
-        if (answering && !Thread.currentThread().isInterrupted()) {
+    private boolean answeredBriefly(CompletableFuture<?> reply, boolean answering) {
+        long until = System.nanoTime() + RELEASE_WAIT.toNanos();
+        boolean wait = answering;
+        while (wait && !reply.isDone() && !Thread.currentThread().isInterrupted()) {
+            long left = until - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
             try {
-                reply.get(RELEASE_WAIT.toNanos(), TimeUnit.NANOSECONDS);
+                reply.get(Math.min(left, ANSWERING_CHECK.toNanos()), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ExecutionException | TimeoutException e) {
                 // told by the state of the future below
             }
+            wait = context.runner().answering();
         }
         return reply.isDone() && !reply.isCompletedExceptionally();
     }
