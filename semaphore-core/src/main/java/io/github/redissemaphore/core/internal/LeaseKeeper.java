@@ -7,8 +7,12 @@ import io.github.redissemaphore.core.internal.redis.RenewScript.Renewed;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jspecify.annotations.Nullable;
@@ -125,9 +129,12 @@ final class LeaseKeeper implements RenewalTick.Renewals {
         queued.forEach(pending -> ids.add(pending.id));
         long sentNanos = tick ? renewalInFlight.get() : System.nanoTime();
         watchdog.watch(leases);
-        context.runner().send(identity.keys(), new RenewScript(identity.limit(), context.waiterHeartbeat(),
-                        identity.inbox(), ids))
-                .whenCompleteAsync((reply, error) -> {
+        CompletableFuture<Renewed> renewal = context.runner().send(identity.keys(), new RenewScript(identity.limit(),
+                context.waiterHeartbeat(), identity.inbox(), ids));
+        if (!queued.isEmpty()) {
+            watchHeartbeats(queued, renewal);
+        }
+        renewal.whenCompleteAsync((reply, error) -> {
                     if (tick) {
                         renewalInFlight.set(NONE);
                     }
@@ -143,11 +150,48 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     }
 
     /**
-     * A renewal failed: leases about to end are given up, and once renewals have failed for the
-     * Redis timeout (from the send of the first that failed), the callers whose heartbeats this one
-     * carried stop waiting with {@link SemaphoreUnavailableException}, unless Redis answers again
-     * before that. While Redis is down each renewal fails at the timeout, so a queued caller hears
-     * within the timeout plus one waiter tick, not at the end of its wait.
+     * The callers whose heartbeats a renewal carries stop waiting, with
+     * {@link SemaphoreUnavailableException}, once Redis has answered nothing for the Redis timeout
+     * while that renewal is out: timed from Redis' last answer, not from the renewal's send, so a
+     * caller hears within the timeout of Redis going away, not a tick later. An answer meanwhile
+     * (to any call of this JVM) keeps them waiting. Timed by the scheduler, done on the callbacks.
+     */
+    private void watchHeartbeats(List<PendingAcquisition> queued, CompletableFuture<Renewed> renewal) {
+        ScriptRunner runner = context.runner();
+        long at = Math.max(runner.lastAnswerNanos() + runner.timeout().toNanos(), System.nanoTime());
+        try {
+            ScheduledFuture<?> check = context.scheduler().schedule(() -> {
+                if (!renewal.isDone() || renewal.isCompletedExceptionally()) {
+                    context.callbacks().execute(() -> giveUpWaiters(queued, null));
+                }
+            }, Instant.now().plusNanos(at - System.nanoTime()));
+            renewal.thenRun(() -> check.cancel(false));
+        } catch (RejectedExecutionException e) {
+            // shutting down: every wait ends anyway
+        }
+    }
+
+    /**
+     * Ends the waits of {@code queued} that still wait if Redis has answered nothing for the Redis
+     * timeout: their heartbeats can no longer be told.
+     *
+     * @param failure what the last renewal failed with, or null if it is still out
+     */
+    private void giveUpWaiters(List<PendingAcquisition> queued, @Nullable SemaphoreException failure) {
+        Duration silent = Duration.ofNanos(System.nanoTime() - context.runner().lastAnswerNanos());
+        if (queued.isEmpty() || silent.compareTo(context.runner().timeout()) < 0) {
+            return;
+        }
+        SemaphoreUnavailableException gone = new SemaphoreUnavailableException(identity.name(), "Redis has not"
+                + " answered for " + silent.toMillis() + " ms, so the wait for semaphore '" + identity.name()
+                + "' cannot go on" + (failure == null ? "" : ": " + failure.getMessage()), failure);
+        queued.forEach(pending -> waiters.unavailable(pending, gone));
+    }
+
+    /**
+     * A renewal failed: leases about to end are given up, and if Redis has answered nothing for
+     * the Redis timeout, the callers whose heartbeats it carried stop waiting (see
+     * {@link #watchHeartbeats}).
      */
     private void renewalFailed(List<Lease> leases, List<PendingAcquisition> queued, Throwable error,
                                long sentNanos) {
@@ -158,14 +202,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
             renewalFailing = true;
         }
         watchdog.giveUpEnding(leases, "its lease was about to run out and Redis could not be reached");
-        long since = renewalFailingSince.get();
-        Duration failing = Duration.ofNanos(System.nanoTime() - since);
-        if (!queued.isEmpty() && since != NONE && failing.compareTo(context.runner().timeout()) >= 0) {
-            SemaphoreUnavailableException gone = new SemaphoreUnavailableException(identity.name(), "Redis has not"
-                    + " answered the waits for semaphore '" + identity.name() + "' for " + failing.toMillis()
-                    + " ms: " + failure.getMessage(), failure);
-            queued.forEach(pending -> waiters.unavailable(pending, gone));
-        }
+        giveUpWaiters(queued, failure);
     }
 
     private void renewed(List<Lease> leases, List<PendingAcquisition> queued, Renewed reply, long sentNanos) {

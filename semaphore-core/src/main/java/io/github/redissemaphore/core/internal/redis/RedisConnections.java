@@ -131,6 +131,8 @@ public final class RedisConnections implements AutoCloseable {
     private boolean closed;
     /** Set by a call Redis did not answer, cleared by a reply: Redis is not answering now. */
     private final AtomicBoolean silent = new AtomicBoolean();
+    /** System.nanoTime() of the last reply, or of the last connection made. */
+    private volatile long lastAnswerNanos = System.nanoTime();
 
     /**
      * @param timeout        the longest a call may take (the factory's command timeout is the
@@ -181,6 +183,11 @@ public final class RedisConnections implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** @return System.nanoTime() of Redis' last answer on the library's connection (a reply, or a connection made) */
+    public long lastAnswerNanos() {
+        return lastAnswerNanos;
     }
 
     /** Makes the library's connection now, in the background, so the first call need not wait for it. */
@@ -295,6 +302,7 @@ public final class RedisConnections implements AutoCloseable {
                 return;
             }
             link = fresh;
+            lastAnswerNanos = System.nanoTime();
             lastConnectFailure = null;
             recovered = lostOnce;
             lostOnce = true;
@@ -385,6 +393,7 @@ public final class RedisConnections implements AutoCloseable {
 
     /** Redis replied (with a value or an error reply): it answers. */
     void answered() {
+        lastAnswerNanos = System.nanoTime();
         if (silent.compareAndSet(true, false)) {
             log.info("Redis answers the semaphores again");
             try {

@@ -42,6 +42,11 @@ public final class ScriptRunner {
         return connections.answering();
     }
 
+    /** @return System.nanoTime() of Redis' last answer (see {@link RedisConnections#lastAnswerNanos()}) */
+    public long lastAnswerNanos() {
+        return connections.lastAnswerNanos();
+    }
+
     /** Sends {@code call} on the semaphore's keys, without waiting for the reply. */
     public <T> CompletableFuture<T> send(SemaphoreKeys keys, ScriptCall<T> call) {
         CompletableFuture<List<Object>> reply = new CompletableFuture<>();
