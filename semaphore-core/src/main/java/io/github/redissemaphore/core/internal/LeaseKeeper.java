@@ -152,17 +152,22 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     /**
      * The callers whose heartbeats a renewal carries stop waiting, with
      * {@link SemaphoreUnavailableException}, once Redis has answered nothing for the Redis timeout
-     * while that renewal is out: timed from Redis' last answer, not from the renewal's send, so a
-     * caller hears within the timeout of Redis going away, not a tick later. An answer meanwhile
+     * while that renewal is out: timed from the first call Redis left unanswered (this renewal, or
+     * any call of this JVM made before it since Redis' last answer, such as a release), so a
+     * caller hears within the timeout of the first sign of Redis going away. An answer meanwhile
      * (to any call of this JVM) keeps them waiting. Timed by the scheduler, done on the callbacks.
      */
     private void watchHeartbeats(List<PendingAcquisition> queued, CompletableFuture<Renewed> renewal) {
         ScriptRunner runner = context.runner();
-        long at = Math.max(runner.lastAnswerNanos() + runner.timeout().toNanos(), System.nanoTime());
+        long at = Math.max(runner.unansweredSinceNanos() + runner.timeout().toNanos(), System.nanoTime());
         try {
             ScheduledFuture<?> check = context.scheduler().schedule(() -> {
                 if (!renewal.isDone() || renewal.isCompletedExceptionally()) {
-                    context.callbacks().execute(() -> giveUpWaiters(queued, null));
+                    try {
+                        context.callbacks().execute(() -> giveUpWaiters(queued, null));
+                    } catch (RejectedExecutionException e) {
+                        // shutting down: every wait ends anyway
+                    }
                 }
             }, Instant.now().plusNanos(at - System.nanoTime()));
             renewal.thenRun(() -> check.cancel(false));
@@ -178,7 +183,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
      * @param failure what the last renewal failed with, or null if it is still out
      */
     private void giveUpWaiters(List<PendingAcquisition> queued, @Nullable SemaphoreException failure) {
-        Duration silent = Duration.ofNanos(System.nanoTime() - context.runner().lastAnswerNanos());
+        Duration silent = Duration.ofNanos(System.nanoTime() - context.runner().unansweredSinceNanos());
         if (queued.isEmpty() || silent.compareTo(context.runner().timeout()) < 0) {
             return;
         }

@@ -28,6 +28,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
@@ -72,6 +73,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  */
 public final class RedisConnections implements AutoCloseable {
 
+    /** No such moment: a System.nanoTime() that never occurs in practice. */
+    private static final long NONE = Long.MIN_VALUE;
+
     /** How soon a connect that failed is tried again while calls wait for a connection. */
     static final Duration RECONNECT_DELAY = Duration.ofMillis(200);
 
@@ -106,6 +110,8 @@ public final class RedisConnections implements AutoCloseable {
 
     private final LettuceConnectionFactory connectionFactory;
     private final Duration timeout;
+    /** The factory's command timeout: Lettuce's bound on a connection lent by the factory. */
+    private final Duration factoryTimeout;
     /**
      * Where connections are made and closed, and waiting calls sent once one is: never Lettuce's
      * event loop, and never a scheduler whose lateness delays anything else.
@@ -133,6 +139,8 @@ public final class RedisConnections implements AutoCloseable {
     private final AtomicBoolean silent = new AtomicBoolean();
     /** System.nanoTime() of the last reply, or of the last connection made. */
     private volatile long lastAnswerNanos = System.nanoTime();
+    /** System.nanoTime() at which the first call since the last answer was made; {@link #NONE} if none was. */
+    private final AtomicLong firstUnansweredNanos = new AtomicLong(NONE);
 
     /**
      * @param timeout        the longest a call may take (the factory's command timeout is the
@@ -151,7 +159,7 @@ public final class RedisConnections implements AutoCloseable {
                     + " Lettuce), but got " + connectionFactory);
         }
         this.connectionFactory = lettuce;
-        Duration factoryTimeout = lettuce.getClientConfiguration().getCommandTimeout();
+        this.factoryTimeout = lettuce.getClientConfiguration().getCommandTimeout();
         this.timeout = factoryTimeout.compareTo(timeout) < 0 ? factoryTimeout : timeout;
         this.connector = Objects.requireNonNull(connector, "connector");
         this.lender = Objects.requireNonNull(lender, "lender");
@@ -170,6 +178,14 @@ public final class RedisConnections implements AutoCloseable {
     }
 
     /**
+     * @return how long Lettuce lets a command run on a connection of its own ({@link #sendDedicated}):
+     *         the factory's command timeout, as such a connection is the factory's
+     */
+    Duration dedicatedTimeout() {
+        return factoryTimeout;
+    }
+
+    /**
      * @return whether Redis answers now, as far as this JVM can tell without a call: the library's
      *         connection is open, and no call went unanswered since the last reply
      */
@@ -185,9 +201,16 @@ public final class RedisConnections implements AutoCloseable {
         }
     }
 
-    /** @return System.nanoTime() of Redis' last answer on the library's connection (a reply, or a connection made) */
-    public long lastAnswerNanos() {
-        return lastAnswerNanos;
+    /**
+     * @return System.nanoTime() since which Redis has answered nothing while a call of the library
+     *         was out, for a caller whose call is out now: the moment the first call after Redis'
+     *         last answer (a reply, or a connection made) was made, or that answer if a call made
+     *         before it is still out
+     */
+    public long unansweredSinceNanos() {
+        long first = firstUnansweredNanos.get();
+        long last = lastAnswerNanos;
+        return first == NONE ? last : Math.max(first, last);
     }
 
     /** Makes the library's connection now, in the background, so the first call need not wait for it. */
@@ -207,6 +230,7 @@ public final class RedisConnections implements AutoCloseable {
      */
     <R> void send(CompletableFuture<R> reply,
                   Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
+        firstUnansweredNanos.compareAndSet(NONE, System.nanoTime());
         lock.lock();
         try {
             if (closed) {
@@ -303,6 +327,7 @@ public final class RedisConnections implements AutoCloseable {
             }
             link = fresh;
             lastAnswerNanos = System.nanoTime();
+            firstUnansweredNanos.set(NONE);
             lastConnectFailure = null;
             recovered = lostOnce;
             lostOnce = true;
@@ -394,8 +419,9 @@ public final class RedisConnections implements AutoCloseable {
     /** Redis replied (with a value or an error reply): it answers. */
     void answered() {
         lastAnswerNanos = System.nanoTime();
+        firstUnansweredNanos.set(NONE);
         if (silent.compareAndSet(true, false)) {
-            log.info("Redis answers the semaphores again");
+            log.debug("Redis answers the semaphores again");
             try {
                 connector.execute(() -> recovery.answersAgain(false));
             } catch (RejectedExecutionException e) {

@@ -54,11 +54,12 @@ public final class ReplicaWait {
 
     /**
      * How long {@code WAIT} may block on the server: the replication timeout, but short enough to
-     * be answered before the client library's own command timeout gives up on it (a quarter of
-     * that timeout is left for the reply to travel).
+     * be answered before Lettuce's command timeout on the factory's connection gives up on it (a
+     * quarter of that timeout is left for the reply to travel). The call as a whole is bounded by
+     * the Redis timeout plus the replication timeout.
      */
     long waitMillis(Duration replicationTimeout) {
-        long timeout = connections.timeout().toMillis();
+        long timeout = connections.dedicatedTimeout().toMillis();
         return Math.max(1, Math.min(replicationTimeout.toMillis(), timeout * 3 / 4));
     }
 }

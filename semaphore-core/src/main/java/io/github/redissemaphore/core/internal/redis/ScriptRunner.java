@@ -42,9 +42,9 @@ public final class ScriptRunner {
         return connections.answering();
     }
 
-    /** @return System.nanoTime() of Redis' last answer (see {@link RedisConnections#lastAnswerNanos()}) */
-    public long lastAnswerNanos() {
-        return connections.lastAnswerNanos();
+    /** @return since when Redis has answered nothing while a call was out (see {@link RedisConnections#unansweredSinceNanos()}) */
+    public long unansweredSinceNanos() {
+        return connections.unansweredSinceNanos();
     }
 
     /** Sends {@code call} on the semaphore's keys, without waiting for the reply. */
