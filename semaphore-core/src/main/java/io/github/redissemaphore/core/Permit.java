@@ -56,20 +56,26 @@ public interface Permit extends AutoCloseable {
     void extend(Duration leaseTime);
 
     /**
-     * Gives back the permits of this lease. Idempotent; never throws: if Redis cannot be reached,
-     * the release is retried in the background, and an unreleasable lease expires on its own. Once
-     * another process adopted the lease, this releases nothing: the lease is the adopter's.
+     * Gives back the permits of this lease. Idempotent; never throws, and never holds its caller
+     * for long: while Redis answers, it waits for Redis' reply (at most half a second), so the
+     * permits are free for others when it returns; when the library knows Redis is not answering
+     * (its connection is down, or a call went unanswered), it returns at once. Either way the
+     * release reaches Redis before any call this JVM makes after it; one Redis has not confirmed
+     * is sent again in the background until it lands or the lease ends, and
+     * {@link SemaphoreListener#releaseDeferred} hears of it. Once another process adopted the
+     * lease, this releases nothing: the lease is the adopter's.
      */
     void release();
 
     /**
      * Gives back {@code permits} of the permits of this lease and keeps the rest, under the same
      * id and fencing token; waiters that now fit are served. {@code permits == count()} is
-     * {@link #release()}. Like {@link #release()}, a release Redis does not answer is retried in
-     * the background.
+     * {@link #release()}. Like {@link #release()}, it waits for Redis only briefly and only while
+     * Redis answers, and one Redis has not confirmed is sent again in the background.
      *
      * @throws IllegalArgumentException unless {@code 1 <= permits <= count()} (see {@link #count()})
-     * @throws IllegalStateException    when this JVM no longer holds the lease (see {@link #extend})
+     * @throws IllegalStateException    when this JVM no longer holds the lease (see {@link #extend}),
+     *                                  as far as it knows or Redis said while it waited
      */
     void release(int permits);
 
