@@ -139,7 +139,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
                         renewalInFlight.set(NONE);
                     }
                     if (error != null) {
-                        renewalFailed(leases, queued, error, sentNanos);
+                        renewalFailed(leases, queued, error, sentNanos, tick);
                     } else {
                         if (tick) {
                             renewalFailingSince.set(NONE);
@@ -196,18 +196,28 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     /**
      * A renewal failed: leases about to end are given up, and if Redis has answered nothing for
      * the Redis timeout, the callers whose heartbeats it carried stop waiting (see
-     * {@link #watchHeartbeats}).
+     * {@link #watchHeartbeats}). A tick's renewal is sent again a waiter tick later, not a third
+     * of the lease later: a renewal fails within the Redis timeout, and a Redis that answers again
+     * (a pause, a short partition) must find it sent again before the lease runs out.
      */
     private void renewalFailed(List<Lease> leases, List<PendingAcquisition> queued, Throwable error,
-                               long sentNanos) {
+                               long sentNanos, boolean tick) {
         renewalFailingSince.compareAndSet(NONE, sentNanos);
         SemaphoreException failure = ScriptRunner.failure(error);
         if (!renewalFailing) {
-            log.warn("Renewing semaphore '{}' failed, retrying every tick: {}", identity.name(), failure.getMessage());
+            log.warn("Renewing semaphore '{}' failed, retrying every {} ms: {}", identity.name(),
+                    context.waiterTick().toMillis(), failure.getMessage());
             renewalFailing = true;
         }
         watchdog.giveUpEnding(leases, "its lease was about to run out and Redis could not be reached");
         giveUpWaiters(queued, failure);
+        if (tick) {
+            try {
+                context.scheduler().schedule(this::renewNow, Instant.now().plus(context.waiterTick()));
+            } catch (RejectedExecutionException e) {
+                // shutting down
+            }
+        }
     }
 
     private void renewed(List<Lease> leases, List<PendingAcquisition> queued, Renewed reply, long sentNanos) {
