@@ -41,6 +41,14 @@ class ConfigurationMetadataTest {
                 .containsExactly("fail", "warn");
     }
 
+    @Test
+    void theRedisTimeoutIsListedWithItsDefaultAndRange() throws IOException {
+        assertThat(entries("properties").get("distributed-semaphore.redis-timeout"))
+                .containsEntry("type", "java.time.Duration").containsEntry("defaultValue", "2s")
+                .hasEntrySatisfying("description", description -> assertThat((String) description)
+                        .contains("spring.data.redis.timeout", "SemaphoreUnavailableException", "100ms to 1m"));
+    }
+
     /** Every entry of {@code kind} ("properties", "hints") of the starter's metadata files, by name. */
     @SuppressWarnings("unchecked")
     private static Map<String, Map<String, Object>> entries(String kind) throws IOException {

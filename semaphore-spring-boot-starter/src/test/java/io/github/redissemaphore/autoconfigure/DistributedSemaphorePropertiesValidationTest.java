@@ -50,6 +50,8 @@ class DistributedSemaphorePropertiesValidationTest {
             "distributed-semaphore.key-prefix | my prefix | distributed-semaphore.key-prefix | value must not contain '{', '}', whitespace or control characters",
             "distributed-semaphore.key-prefix | app{1} | distributed-semaphore.key-prefix | value must not contain '{', '}', whitespace or control characters",
             "distributed-semaphore.waiter-tick | 10ms | distributed-semaphore.waiter-tick | must be between 50ms and 1h",
+            "distributed-semaphore.redis-timeout | 50ms | distributed-semaphore.redis-timeout | must be between 100ms and 1m",
+            "distributed-semaphore.redis-timeout | 2m | distributed-semaphore.redis-timeout | must be between 100ms and 1m",
     })
     void anInvalidValueStopsTheStartUpNamingTheProperty(String property, String value, String named,
                                                         String reason) {

@@ -74,7 +74,7 @@ class UnknownPropertiesFailureReportTest {
                         + "allowed under distributed-semaphore.semaphores.pricing: " + SEMAPHORE_SETTINGS + ".");
         assertThat(failureReport(output, "--distributed-semaphore.colour=red"))
                 .contains("Reason: unknown property" + System.lineSeparator())
-                .contains("Allowed: enabled, key-prefix, defaults, semaphores, aspect-order");
+                .contains("Allowed: enabled, key-prefix, redis-timeout, defaults, semaphores, aspect-order");
     }
 
     @Test
