@@ -164,12 +164,13 @@ public interface SemaphoreRegistry extends AutoCloseable {
 
         /**
          * The longest any Redis call of the semaphores may take: a script call (waiting for a
-         * connection included), a {@code WAIT} for replicas on top of its replication timeout.
+         * connection included), or one that waits for replicas on top of its replication timeout.
          * Past it the call fails with {@link SemaphoreUnavailableException}, and a caller queued for
-         * a permit stops waiting once Redis has not answered its heartbeats for this long (within
-         * this plus one {@linkplain #waiterTick waiter tick}). Default 2 s, 100 ms..1 min; the
-         * connection factory's own command timeout applies instead where it is shorter, and a
-         * longer one (Lettuce's default is 60 s) no longer holds a call.
+         * a permit stops waiting once Redis has answered nothing for this long since the first
+         * call it left unanswered (a JVM whose only calls are its waiters' heartbeats makes the
+         * next one up to a {@linkplain #waiterTick waiter tick} later). Default 2 s,
+         * 100 ms..1 min. The connection factory's own command timeout applies instead where it is
+         * shorter; a longer one (Lettuce's default is 60 s) no longer holds a call.
          */
         public Builder redisTimeout(Duration redisTimeout) {
             this.redisTimeout = redisTimeout;

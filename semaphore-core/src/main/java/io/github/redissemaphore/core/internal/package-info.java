@@ -25,7 +25,8 @@
  *   RenewalTick  --Renewals--> LeaseKeeper (on the scheduler's thread)
  *   Acquisitions, PermitMoves, UsageFigures --> RenewalTick (wake, confirmSoon: schedule and return)
  *   PermitMoves, LeaseKeeper --> LeaseWatchdog --> CleanUps
- *   Acquisitions, PermitMoves --> CleanUps
+ *   Acquisitions, PermitMoves --> CleanUps --> Retries (clean-ups to send again: on a timer, or at once
+ *                                                     when the registry hears Redis answer again)
  *   Acquisitions, PermitMoves, LeaseKeeper, CleanUps --> UsageFigures --> LimitMismatch, Listeners
  *   every piece above --> SemaphoreLedger --> Lease, PendingAcquisition (the state machines),
  *                                             Listeners, Observations (events out)
@@ -45,7 +46,9 @@
  * <h2>The Redis protocol</h2>
  * In {@code core.internal.redis}: one type per script (its arguments, and its reply with named
  * fields), one {@code ScriptRunner} (EVALSHA, EVAL on NOSCRIPT, timeouts, errors), one
- * {@code ReplicaWait} (a call, then {@code WAIT}), and {@code RedisConnections}.
+ * {@code ReplicaWait} (a call, then {@code WAIT}), and {@code RedisConnections}: the registry's own
+ * connection, its time bound ({@code redisTimeout}), whether Redis answers, and how the connection
+ * comes back (at once, not after the client library's backoff).
  */
 @NullMarked
 package io.github.redissemaphore.core.internal;
