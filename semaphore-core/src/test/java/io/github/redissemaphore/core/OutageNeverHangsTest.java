@@ -110,9 +110,9 @@ class OutageNeverHangsTest {
                     .ignoreExceptions().until(() -> semaphore.tryAcquire().orElse(null), Objects::nonNull);
             long served = System.nanoTime();
             first.release();
-            System.out.printf("Redis killed (factory timeout %d s, Redis timeout %d s): 3 holders' release() took %s ms;"
-                            + " a new call failed after %d ms; 3 queued calls failed %s ms after the kill; after %d s"
-                            + " down, the first call succeeded %d ms after Redis answered again%n",
+            System.out.printf("Redis killed (factory timeout %d s, Redis timeout %d s): 3 holders' release() took"
+                            + " %s ms; a new call failed after %d ms; 3 queued calls failed %s ms after the kill;"
+                            + " after %d s down, the first call succeeded %d ms after Redis answered again%n",
                     FACTORY_TIMEOUT.toSeconds(), REDIS_TIMEOUT.toSeconds(), releases, millis(failed - asked),
                     queued.stream().map(waiter -> millis(waiter.at() - down)).toList(), OUTAGE.toSeconds(),
                     millis(served - up));
@@ -124,7 +124,8 @@ class OutageNeverHangsTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void afterAPartitionHealsCallsSucceedAtOnceAndWhatEndedDuringItIsGoneFromRedis(@Dedicated RedisServer server)
             throws Exception {
-        SemaphoreSettings settings = new SemaphoreSettings(3, Duration.ofSeconds(30), Duration.ofSeconds(30), true, true);
+        SemaphoreSettings settings = new SemaphoreSettings(3, Duration.ofSeconds(30), Duration.ofSeconds(30), true,
+                true);
         try (TcpProxy proxy = TcpProxy.to(server);
              // Heartbeats far longer than the partition: what leaves Redis leaves by a call, not by expiry.
              SemaphoreRegistry cutOff = SemaphoreRegistry.builder(proxy.connectionFactory(FACTORY_TIMEOUT))
@@ -165,8 +166,9 @@ class OutageNeverHangsTest {
             Permit first = await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
                     .ignoreExceptions().until(() -> semaphore.tryAcquire().orElse(null), Objects::nonNull);
             long served = System.nanoTime();
-            System.out.printf("partition healed: what ended during it gone from Redis %d ms after, the first call of the"
-                            + " cut-off JVM succeeded %d ms after%n", millis(cleared - healed), millis(served - healed));
+            System.out.printf("partition healed: what ended during it gone from Redis %d ms after, the first call of"
+                            + " the cut-off JVM succeeded %d ms after%n", millis(cleared - healed),
+                    millis(served - healed));
             assertWithin("what ended during the partition gone from Redis", healed, cleared, Duration.ofSeconds(1));
             assertWithin("the first call after the partition healed", healed, served, RECOVERY_BOUND);
             first.release();
@@ -186,7 +188,8 @@ class OutageNeverHangsTest {
                 .waiterTick(Duration.ofSeconds(5)).waiterHeartbeat(Duration.ofSeconds(30)).build()) {
             RedisSemaphore semaphore = registry.semaphore("inbox-back");
             semaphore.tryAcquire().orElseThrow().release();
-            await().atMost(Duration.ofSeconds(5)).until(() -> RedisOutageTest.inboxSubscriptions(server, "semaphore") == 1);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> RedisOutageTest.inboxSubscriptions(server, "semaphore") == 1);
 
             server.kill();
             await().during(OUTAGE).atMost(OUTAGE.plusSeconds(5)).until(() -> !server.isRunning());
@@ -217,7 +220,8 @@ class OutageNeverHangsTest {
                      .build()) {
             Permit held = holderJvm.semaphore("paused").tryAcquire().orElseThrow();
             CompletableFuture<Permit> waiter = waiterJvm.semaphore("paused").acquireAsync(1, Duration.ofSeconds(30));
-            await().atMost(Duration.ofSeconds(5)).until(() -> holderJvm.semaphore("paused").state().waiters().size() == 1);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> holderJvm.semaphore("paused").state().waiters().size() == 1);
 
             // Every heartbeat sent meanwhile is answered when the pause ends, within the timeout.
             server.pause(REDIS_TIMEOUT.minusMillis(700));

@@ -111,10 +111,11 @@ class RedisOutageApplicationTest {
             long up = System.nanoTime();
             long firstServed = firstSuccess(first);
             long secondServed = firstSuccess(second);
-            System.out.printf("Redis killed mid-burst, Boot's default spring.data.redis.timeout (60 s), redis-timeout 2s:"
-                            + " the 3 holders returned %s ms after their work ended; a new call failed after %d ms;"
-                            + " %d queued calls failed %s ms after the kill; after %d s down, the first guarded calls"
-                            + " succeeded %d ms (first instance) and %d ms (second) after Redis answered again%n",
+            System.out.printf("Redis killed mid-burst, Boot's default spring.data.redis.timeout (60 s),"
+                            + " redis-timeout 2s: the 3 holders returned %s ms after their work ended; a new call"
+                            + " failed after %d ms; %d queued calls failed %s ms after the kill; after %d s down,"
+                            + " the first guarded calls succeeded %d ms (first instance) and %d ms (second) after"
+                            + " Redis answered again%n",
                     holders.stream().map(holder -> millis(holder.at() - workEnded)).toList(),
                     millis(newCall.at() - newCall.start), QUEUED,
                     queued.stream().map(waiter -> millis(waiter.at() - down)).toList(), OUTAGE.toSeconds(),

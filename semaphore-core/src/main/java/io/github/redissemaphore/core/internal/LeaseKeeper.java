@@ -135,18 +135,18 @@ final class LeaseKeeper implements RenewalTick.Renewals {
             watchHeartbeats(queued, renewal);
         }
         renewal.whenCompleteAsync((reply, error) -> {
-                    if (tick) {
-                        renewalInFlight.set(NONE);
-                    }
-                    if (error != null) {
-                        renewalFailed(leases, queued, error, sentNanos, tick);
-                    } else {
-                        if (tick) {
-                            renewalFailingSince.set(NONE);
-                        }
-                        renewed(leases, queued, reply, sentNanos);
-                    }
-                }, context.callbacks());
+            if (tick) {
+                renewalInFlight.set(NONE);
+            }
+            if (error != null) {
+                renewalFailed(leases, queued, error, sentNanos, tick);
+            } else {
+                if (tick) {
+                    renewalFailingSince.set(NONE);
+                }
+                renewed(leases, queued, reply, sentNanos);
+            }
+        }, context.callbacks());
     }
 
     /**

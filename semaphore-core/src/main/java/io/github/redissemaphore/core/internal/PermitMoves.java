@@ -185,7 +185,8 @@ final class PermitMoves implements DefaultPermit.PermitActions {
                 partReleased(lease, released, false);
             } else {
                 log.warn("Could not give back part of {} of semaphore '{}' ({}); retrying until Redis answers or the"
-                        + " lease ends", Ids.shown(lease.id()), identity.name(), ScriptRunner.failure(error).getMessage());
+                        + " lease ends", Ids.shown(lease.id()), identity.name(),
+                        ScriptRunner.failure(error).getMessage());
                 cleanUps.releasePart(lease, keep);
             }
         }, context.callbacks());
@@ -246,8 +247,8 @@ final class PermitMoves implements DefaultPermit.PermitActions {
                 figures.seen(released.usage());
             } else {
                 log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease ends,"
-                        + " within {}", Ids.shown(lease.id()), identity.name(), ScriptRunner.failure(error).getMessage(),
-                        Duration.ofNanos(lease.leaseNanos()));
+                        + " within {}", Ids.shown(lease.id()), identity.name(),
+                        ScriptRunner.failure(error).getMessage(), Duration.ofNanos(lease.leaseNanos()));
                 cleanUps.release(lease);
             }
         }, context.callbacks());

@@ -542,8 +542,8 @@ public final class RedisConnections implements AutoCloseable {
     }
 
     /** On a Cluster, the connection to the master of the semaphore's slot, as {@code WAIT} has no key to route by. */
-    private static RedisClusterAsyncCommands<byte[], byte[]> toSlotMaster(RedisClusterAsyncCommands<byte[], byte[]> redis,
-                                                                         SemaphoreKeys keys) {
+    private static RedisClusterAsyncCommands<byte[], byte[]> toSlotMaster(
+            RedisClusterAsyncCommands<byte[], byte[]> redis, SemaphoreKeys keys) {
         if (redis instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
             RedisClusterNode master = cluster.getStatefulConnection().getPartitions()
                     .getMasterBySlot(SlotHash.getSlot(keys.encoded().get(0)));
@@ -605,8 +605,8 @@ public final class RedisConnections implements AutoCloseable {
      * The library's connection: its commands, and the Spring connection it was lent from when it
      * is the factory's (closed through it), else null.
      */
-    private record Link(StatefulConnection<byte[], byte[]> connection, RedisClusterAsyncCommands<byte[], byte[]> commands,
-                        @Nullable RedisConnection lent) {
+    private record Link(StatefulConnection<byte[], byte[]> connection,
+                        RedisClusterAsyncCommands<byte[], byte[]> commands, @Nullable RedisConnection lent) {
 
         boolean isOpen() {
             return connection.isOpen();

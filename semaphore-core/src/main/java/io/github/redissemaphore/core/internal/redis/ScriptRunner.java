@@ -42,7 +42,10 @@ public final class ScriptRunner {
         return connections.answering();
     }
 
-    /** @return since when Redis has answered nothing while a call was out (see {@link RedisConnections#unansweredSinceNanos()}) */
+    /**
+     * @return since when Redis has answered nothing while a call was out (see
+     *         {@link RedisConnections#unansweredSinceNanos()})
+     */
     public long unansweredSinceNanos() {
         return connections.unansweredSinceNanos();
     }
