@@ -30,6 +30,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
@@ -629,7 +630,7 @@ public final class RedisConnections implements AutoCloseable {
         private @Nullable Link target;
 
         Waiting(CompletableFuture<?> reply, UnaryOperator<Runnable> inCallersScope,
-                java.util.function.Consumer<Link> sendOn) {
+                Consumer<Link> sendOn) {
             this.reply = reply;
             this.send = inCallersScope.apply(() -> sendOn.accept(Objects.requireNonNull(target, "target")));
         }
