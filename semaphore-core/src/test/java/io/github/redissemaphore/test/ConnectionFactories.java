@@ -35,11 +35,16 @@ final class ConnectionFactories {
     private int sequence;
     private final List<Integer> sequenceNumbers = new ArrayList<>();
 
-    /** @return a new started factory for a standalone server */
-    LettuceConnectionFactory standalone(String host, int port, Duration commandTimeout) {
+    /** @return a new started factory for a standalone server, logging in as {@code username} unless it is null */
+    LettuceConnectionFactory standalone(String host, int port, Duration commandTimeout, String username,
+                                        String password) {
         ClientOptions options = ClientOptions.builder().socketOptions(socketOptions()).build();
-        return track(new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port),
-                clientConfiguration(options, commandTimeout)));
+        RedisStandaloneConfiguration server = new RedisStandaloneConfiguration(host, port);
+        if (username != null) {
+            server.setUsername(username);
+            server.setPassword(password);
+        }
+        return track(new LettuceConnectionFactory(server, clientConfiguration(options, commandTimeout)));
     }
 
     /** @return a new started factory for a cluster, given its seed nodes as "host:port" */

@@ -183,7 +183,17 @@ public final class RedisServer implements AutoCloseable {
     /** @return like {@link #connectionFactory()}, with the given command timeout */
     public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
         Objects.requireNonNull(commandTimeout, "commandTimeout");
-        return factories.standalone(host, port, commandTimeout);
+        return factories.standalone(host, port, commandTimeout, null, null);
+    }
+
+    /**
+     * @return like {@link #connectionFactory()}, logging in as ACL user {@code username} (made by
+     *         the test, e.g. with {@code adminCommand("ACL", "SETUSER", ...)} on an owned server)
+     */
+    public LettuceConnectionFactory connectionFactory(String username, String password) {
+        Objects.requireNonNull(username, "username");
+        Objects.requireNonNull(password, "password");
+        return factories.standalone(host, port, ConnectionFactories.DEFAULT_COMMAND_TIMEOUT, username, password);
     }
 
     /**

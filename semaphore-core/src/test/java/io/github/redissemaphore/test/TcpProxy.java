@@ -138,7 +138,7 @@ public final class TcpProxy implements AutoCloseable {
      */
     public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
         Objects.requireNonNull(commandTimeout, "commandTimeout");
-        return factories.standalone(host(), port(), commandTimeout);
+        return factories.standalone(host(), port(), commandTimeout, null, null);
     }
 
     /**
