@@ -10,8 +10,9 @@ import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
 import io.github.redissemaphore.core.internal.redis.RedisConnections;
 import io.github.redissemaphore.core.internal.redis.ReplicaWait;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
+import io.github.redissemaphore.core.internal.redis.Refusal;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
-import io.lettuce.core.cluster.RedisClusterClient;
+import io.github.redissemaphore.core.internal.redis.WaitCheck;
 import io.micrometer.observation.ObservationRegistry;
 
 import java.time.Duration;
@@ -19,24 +20,21 @@ import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.ObjLongConsumer;
 
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
@@ -53,6 +51,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
     /** How often idle keyed semaphores are forgotten. */
     static final Duration EVICTION_PERIOD = Duration.ofMinutes(1);
+    private static final Logger log = LoggerFactory.getLogger(DefaultSemaphoreRegistry.class);
+
     /** Longest time close() waits for the clean-ups of abandoned waits to reach Redis. */
     private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(10);
 
@@ -64,6 +64,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final RedisConnections connections;
     private final ScriptRunner commands;
     private final ReplicaWait replicas;
+    private final WaitCheck waitCheck;
     private final Retries retries;
     private final Listeners listeners;
     private final Observations observations;
@@ -122,11 +123,12 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.connections = new RedisConnections(connectionFactory, redisTimeout, callbacks,
                 observations.inCallersObservation(callbacks), observations::inCallersScope, recovery());
         this.commands = new ScriptRunner(connections);
-        this.replicas = new ReplicaWait(connections);
+        this.waitCheck = new WaitCheck(connections, callbacks);
+        this.replicas = new ReplicaWait(connections, waitCheck);
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
-        this.inbox = inbox(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
+        this.inbox = InboxChoice.of(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
         this.context = new SemaphoreContext(commands, replicas, this.scheduler, retries, callbacks, this.listeners,
                 observations, inbox, limitMismatches, waiterHeartbeat, waiterTick, () -> closed);
     }
@@ -235,6 +237,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         try {
             if (!running && !closed) {
                 connections.connectSoon();
+                checkReplicas();
                 inbox.start();
                 eviction = scheduler.scheduleWithFixedDelay(this::evictIdleKeyed,
                         Instant.now().plus(EVICTION_PERIOD), EVICTION_PERIOD);
@@ -248,6 +251,37 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     @Override
     public void stop() {
         close();
+    }
+
+    /**
+     * When settings of this registry wait for replicas, learns whether the server runs
+     * {@code WAIT}: if it refuses it, the registry closes and start-up fails with
+     * {@link io.github.redissemaphore.core.ReplicasUnsupportedException}, naming those settings,
+     * rather than each grant failing at run time. If Redis does not answer now, the first grant
+     * that waits for replicas checks instead. Under the lifecycle lock.
+     */
+    private void checkReplicas() {
+        List<String> named = configured.entrySet().stream().filter(entry -> entry.getValue().waitsForReplicas())
+                .map(Map.Entry::getKey).sorted().toList();
+        boolean byDefault = defaults.waitsForReplicas();
+        if (named.isEmpty() && !byDefault) {
+            return;
+        }
+        Refusal refusal;
+        try {
+            refusal = waitCheck.refusal(SemaphoreKeys.of(keyPrefix, named.isEmpty() ? "replicas" : named.get(0))).get();
+        } catch (ExecutionException e) {
+            log.info("Could not learn at start-up whether Redis runs WAIT ({}); the first grant that waits for"
+                    + " replicas checks", e.getCause() == null ? e.getMessage() : e.getCause().getMessage());
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        if (refusal != null) {
+            closeLocked();
+            throw WaitCheck.unsupported(refusal, named, byDefault);
+        }
     }
 
     @Override
@@ -386,34 +420,6 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         DefaultRedisSemaphore semaphore = waiters.get(waiterId);
         if (semaphore != null) {
             semaphore.heardGrant(waiterId, token);
-        }
-    }
-
-    /**
-     * Sharded pub/sub on a Redis Cluster of Redis 7 or newer (a Redis that cannot be asked now is
-     * taken to be one: Redis 6 is past its end of life); one channel per JVM elsewhere.
-     */
-    private static Inbox inbox(RedisConnectionFactory connectionFactory, String keyPrefix, TaskScheduler scheduler,
-                               Executor subscriber, ObjLongConsumer<String> grants) {
-        String clientId = Ids.clientId();
-        if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
-                && lettuce.getNativeClient() instanceof RedisClusterClient client && redisVersion(lettuce) >= 7) {
-            return new ShardedInbox(client, clientId, grants);
-        }
-        return new JvmInbox(connectionFactory, scheduler, subscriber, SemaphoreKeys.inboxChannel(keyPrefix, clientId),
-                grants);
-    }
-
-    /** @return the lowest major version of the cluster's nodes, or 7 when they cannot be asked */
-    private static int redisVersion(LettuceConnectionFactory factory) {
-        try (RedisClusterConnection connection = factory.getClusterConnection()) {
-            Properties info = connection.serverCommands().info("server");
-            return info == null ? 7 : info.stringPropertyNames().stream()
-                    .filter(key -> key.endsWith("redis_version"))
-                    .mapToInt(key -> Integer.parseInt(info.getProperty(key).split("\\.")[0]))
-                    .min().orElse(7);
-        } catch (RuntimeException e) {
-            return 7;
         }
     }
 }

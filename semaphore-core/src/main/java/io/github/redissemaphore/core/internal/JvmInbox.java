@@ -1,5 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
+import io.github.redissemaphore.core.internal.redis.Refusal;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
 import java.nio.charset.StandardCharsets;
@@ -90,8 +91,17 @@ final class JvmInbox implements Inbox {
         try {
             container.start();
         } catch (RuntimeException e) {
-            log.warn("Could not subscribe to {} ({}); retrying every {} s, waiters are served by the renewal tick"
-                    + " meanwhile", channel, e.getMessage(), RETRY.toSeconds());
+            Refusal refusal = Refusal.of(e, null);
+            if (refusal != null) {
+                log.warn("Redis refuses this JVM its inbox channel {} (Redis: \"{}\"): while the scripts may not"
+                        + " publish to it, every call that would hand a permit to a waiter fails. Give the"
+                        + " Redis user &{}:*, as in the ACL rule of {}. Subscribing again every {} s", channel,
+                        refusal.reply().strip(), channel.substring(0, channel.lastIndexOf(":inbox:")), Refusal.ACL_DOCS,
+                        RETRY.toSeconds());
+            } else {
+                log.warn("Could not subscribe to {} ({}); retrying every {} s, waiters are served by the renewal tick"
+                        + " meanwhile", channel, e.getMessage(), RETRY.toSeconds());
+            }
             retryLater();
         }
     }

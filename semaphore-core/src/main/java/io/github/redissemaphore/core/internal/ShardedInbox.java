@@ -1,5 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
+import io.github.redissemaphore.core.internal.redis.Refusal;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.StringCodec;
@@ -15,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.ObjLongConsumer;
 
@@ -55,6 +57,8 @@ final class ShardedInbox implements Inbox {
     private final ReentrantLock lock = new ReentrantLock();
     private @Nullable CompletableFuture<StatefulRedisClusterPubSubConnection<String, String>> connection;
     private volatile boolean stopped;
+    /** Whether a refusal of a channel was logged: once per JVM, not once per semaphore. */
+    private final AtomicBoolean refusedOnce = new AtomicBoolean();
 
     ShardedInbox(RedisClusterClient client, String clientId, ObjLongConsumer<String> grants) {
         this.client = client;
@@ -87,7 +91,13 @@ final class ShardedInbox implements Inbox {
         return connection().thenCompose(pubSub -> pubSub.async().ssubscribe(channel).toCompletableFuture())
                 .<Void>thenApply(ignored -> null)
                 .whenComplete((ignored, error) -> {
-                    if (error != null) {
+                    Refusal refusal = error == null ? null : Refusal.of(error, null);
+                    if (refusal != null && refusedOnce.compareAndSet(false, true)) {
+                        log.warn("Redis refuses this JVM its inbox channel {} (Redis: \"{}\"): while the scripts may"
+                                + " not publish to it, every call that would hand a permit to a waiter fails. Give the"
+                                + " Redis user &{}:*, as in the ACL rule of {} (with its cluster additions)", channel,
+                                refusal.reply().strip(), channel.substring(0, channel.indexOf(":{")), Refusal.ACL_DOCS);
+                    } else if (error != null) {
                         log.debug("Could not subscribe to {} ({}); its waiters are served by the renewal tick", channel,
                                 error.getMessage());
                     }

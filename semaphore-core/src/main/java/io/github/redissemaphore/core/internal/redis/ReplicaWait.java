@@ -18,9 +18,12 @@ import java.util.concurrent.Executor;
 public final class ReplicaWait {
 
     private final RedisConnections connections;
+    private final WaitCheck waitCheck;
 
-    public ReplicaWait(RedisConnections connections) {
+    /** @param waitCheck learns whether the server runs {@code WAIT} before the first call that needs it */
+    public ReplicaWait(RedisConnections connections, WaitCheck waitCheck) {
         this.connections = connections;
+        this.waitCheck = waitCheck;
     }
 
     /**
@@ -34,8 +37,22 @@ public final class ReplicaWait {
     public record Replication(int replicas, Duration timeout, Executor closer) {
     }
 
-    /** Sends {@code call}, the marker and {@code WAIT}, without waiting for the reply. */
+    /**
+     * Sends {@code call}, the marker and {@code WAIT}, without waiting for the reply; fails with
+     * {@link io.github.redissemaphore.core.ReplicasUnsupportedException}, sending nothing, on a
+     * server that refuses {@code WAIT} ({@link WaitCheck}).
+     */
     public <T> CompletableFuture<Replicated<T>> send(SemaphoreKeys keys, ScriptCall<T> call, Replication replication) {
+        return waitCheck.refusal(keys).thenCompose(refusal -> {
+            if (refusal != null) {
+                throw WaitCheck.unsupported(refusal, List.of(keys.name()), false);
+            }
+            return sendChecked(keys, call, replication);
+        });
+    }
+
+    private <T> CompletableFuture<Replicated<T>> sendChecked(SemaphoreKeys keys, ScriptCall<T> call,
+                                                             Replication replication) {
         CompletableFuture<Replicated<List<Object>>> reply = new CompletableFuture<>();
         byte[][] args = ScriptRunner.encode(call.args());
         byte[] marker = keys.replicationMarker();
@@ -48,8 +65,10 @@ public final class ReplicaWait {
                                 .thenCompose(ok -> redis.waitForReplication(replication.replicas(), timeoutMillis)
                                         .toCompletableFuture())
                                 .thenApply(acknowledged -> new Replicated<>(value, acknowledged.intValue()))));
-        return connections.within(keys, reply, connections.timeout().plus(replication.timeout()),
-                replicated -> new Replicated<>(call.parse(new Reply(replicated.reply())), replicated.acknowledged()));
+        return RefusedCalls.explained(connections.within(keys, reply, connections.timeout().plus(replication.timeout()),
+                replicated -> new Replicated<>(call.parse(new Reply(replicated.reply())), replicated.acknowledged())),
+                keys, RefusedCalls.scriptCall(call) + " with the SET and WAIT for replicas after it",
+                call.script().getScriptAsString());
     }
 
     /**

@@ -55,7 +55,8 @@ public final class ScriptRunner {
         CompletableFuture<List<Object>> reply = new CompletableFuture<>();
         byte[][] args = encode(call.args());
         connections.send(reply, redis -> eval(redis, call, keys.bytes(), args));
-        return connections.within(keys, reply, timeout(), value -> call.parse(new Reply(value)));
+        return RefusedCalls.explained(connections.within(keys, reply, timeout(), value -> call.parse(new Reply(value))),
+                keys, RefusedCalls.scriptCall(call), call.script().getScriptAsString());
     }
 
     /** Sends {@code call} and waits for its reply, at most {@link #timeout()}. */

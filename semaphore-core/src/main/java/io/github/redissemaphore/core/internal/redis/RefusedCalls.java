@@ -1,0 +1,81 @@
+package io.github.redissemaphore.core.internal.redis;
+
+import io.github.redissemaphore.core.SemaphoreUnavailableException;
+
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Turns a call of a semaphore that the server refused ({@link Refusal}) into an exception that says
+ * which command, on which key or channel, the ACL of the Redis user refused (or which command the
+ * server does not have), and what to grant: a person reads what to change, not a bare
+ * {@code NOPERM}. Any other failure passes through as it is.
+ */
+final class RefusedCalls {
+
+    private RefusedCalls() {
+    }
+
+    /** @return {@code reply}, failing with an explanation when the server refused the call (see {@link #explained}) */
+    static <T> CompletableFuture<T> explained(CompletableFuture<T> reply, SemaphoreKeys keys, String call,
+                                              @Nullable String script) {
+        return reply.exceptionallyCompose(error -> CompletableFuture.failedFuture(explained(error, keys, call, script)));
+    }
+
+    /**
+     * @param error  the failure of a call on {@code keys}
+     * @param call   what the call was, e.g. "the acquire script"
+     * @param script the script's source, to name the command on the line Redis points at; null if none
+     * @return {@code error}, or, when the server refused the call, a {@link SemaphoreUnavailableException}
+     *         that explains it (with the reply among its causes)
+     */
+    static Throwable explained(Throwable error, SemaphoreKeys keys, String call, @Nullable String script) {
+        Refusal refusal = Refusal.of(error, script);
+        if (refusal == null) {
+            return error;
+        }
+        return new SemaphoreUnavailableException(keys.name(), explain(refusal, keys, call),
+                RedisConnections.cause(error));
+    }
+
+    /** @return the explanation of a refused call of semaphore {@code keys.name()} */
+    static String explain(Refusal refusal, SemaphoreKeys keys, String call) {
+        String prefix = prefix(keys);
+        String of = call + " of semaphore '" + keys.name() + "'";
+        String in = ", in " + of;
+        String grant = " Give the Redis user the ACL rule of " + Refusal.ACL_DOCS + ": ";
+        String said = " (Redis: \"" + refusal.reply().strip() + "\")";
+        return switch (refusal.kind()) {
+            case KEY -> "The ACL of the Redis user refused " + refusal.what() + in
+                    + ", which works on the keys " + String.join(", ", keys.all()) + said + "." + grant
+                    + "~" + prefix + ":* grants every key of the library under key prefix '" + prefix + "'.";
+            case CHANNEL -> "The ACL of the Redis user refused " + refusal.what() + in
+                    + ", which hands grants to the waiting JVMs on their inbox channels (" + prefix
+                    + ":inbox:<client id>, or " + prefix + ":{<name>}:inbox:<client id> on a Redis Cluster 7+)" + said
+                    + "." + grant + "&" + prefix + ":* grants every channel of the library under key prefix '"
+                    + prefix + "'.";
+            case COMMAND -> "The ACL of the Redis user refused " + refusal.what() + in + said + "." + grant
+                    + (refusal.command() == null ? "it lists every command the library sends."
+                            : "+" + refusal.command() + " is one of the commands it lists.");
+            case UNKNOWN_COMMAND -> "This Redis server does not run " + refusal.what() + ", which " + of
+                    + " needs" + said + ". What each Redis offering runs, and what works without it: "
+                    + "docs/compatibility.md.";
+        };
+    }
+
+    /** @return the key prefix of the library's keys: what comes before {@code :{<name>}} */
+    private static String prefix(SemaphoreKeys keys) {
+        String key = keys.all().get(0);
+        int tag = key.indexOf(":{");
+        return tag < 0 ? key : key.substring(0, tag);
+    }
+
+    /** @return "the acquire script" for {@code AcquireScript}: how a person names the call */
+    static String scriptCall(ScriptCall<?> call) {
+        String type = call.getClass().getSimpleName();
+        String name = type.endsWith("Script") ? type.substring(0, type.length() - "Script".length()) : type;
+        return "the " + name.toLowerCase(Locale.ROOT) + " script";
+    }
+}

@@ -1,0 +1,198 @@
+package io.github.redissemaphore.core;
+
+import io.github.redissemaphore.test.RedisServer;
+import io.github.redissemaphore.test.RedisServers;
+import io.github.redissemaphore.test.RedisTest;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What a user reads when the server refuses the library a command: {@code WAIT} missing from the
+ * server ("unknown command", as on ElastiCache Serverless and Redis Cloud Essentials, made here
+ * with {@code rename-command WAIT ""}) or refused by the ACL (NOPERM, as on Memorystore), with
+ * settings that wait for replicas, fails the registry's start naming those settings, or the first
+ * acquisition when the start could not reach Redis, and never a semaphore without replicas; a
+ * NOPERM on a key, a command a script runs, or a channel names it and the rule that grants it.
+ */
+@RedisTest
+class RefusedCommandsTest {
+
+    private static final String PASSWORD = "refused-pw-8Hq2";
+    private static final SemaphoreSettings REPLICATED = SemaphoreSettings.DEFAULTS.withReplicas(1,
+            Duration.ofMillis(100));
+
+    private final RedisServer server;
+    private final List<SemaphoreRegistry> registries = new ArrayList<>();
+
+    RefusedCommandsTest(RedisServer server) {
+        this.server = server;
+    }
+
+    @BeforeEach
+    void ownedServer() {
+        server.assumeOwned("ACL SETUSER");
+    }
+
+    @AfterEach
+    void closeRegistries() {
+        registries.forEach(SemaphoreRegistry::close);
+    }
+
+    @Test
+    void replicasOnAServerWithoutWaitFailTheStartNamingTheSemaphoresThatWaitForThem() {
+        try (RedisServer noWait = RedisServers.start(List.of("--rename-command", "WAIT", ""))) {
+            SemaphoreRegistry.Builder builder = builder(noWait.connectionFactory(), noWait.keyPrefix())
+                    .configure("reports", REPLICATED).configure("exports", SemaphoreSettings.DEFAULTS);
+
+            assertThatThrownBy(builder::build).isInstanceOfSatisfying(ReplicasUnsupportedException.class, e -> {
+                assertThat(e.semaphores()).containsExactly("reports");
+                assertThat(e.defaults()).isFalse();
+                assertThat(e.refusedByAcl()).isFalse();
+                assertThat(e.serverReply()).startsWith("ERR unknown command");
+                assertThat(e).hasMessageStartingWith("semaphore 'reports' waits for replicas to acknowledge each grant"
+                                + " (replicas above 0), but this Redis server has no WAIT command")
+                        .hasMessageContaining("Set replicas to 0: this server cannot wait for replicas.");
+            });
+
+            // the same server serves every semaphore that does not wait for replicas
+            SemaphoreRegistry plain = build(builder(noWait.connectionFactory(), noWait.keyPrefix()));
+            assertThat(plain.semaphore("reports").tryAcquire()).isPresent();
+        }
+    }
+
+    @Test
+    void aUserTheAclRefusesWaitIsToldToGrantItOrSetReplicasToZero() {
+        RedisConnectionFactory noWait = userWith("~" + server.keyPrefix() + ":*", "&" + server.keyPrefix() + ":*",
+                "+@all", "-wait");
+        assertThatThrownBy(() -> build(builder(noWait, server.keyPrefix()).defaults(REPLICATED)))
+                .isInstanceOfSatisfying(ReplicasUnsupportedException.class, e -> {
+                    assertThat(e.semaphores()).isEmpty();
+                    assertThat(e.defaults()).isTrue();
+                    assertThat(e.refusedByAcl()).isTrue();
+                    assertThat(e.serverReply()).startsWith("NOPERM");
+                    assertThat(e).hasMessageStartingWith("the default settings wait for replicas to acknowledge each"
+                                    + " grant (replicas above 0), but the ACL of the Redis user does not allow WAIT")
+                            .hasMessageContaining("Set replicas to 0, or give the Redis user +set +wait (docs/operating.md");
+                });
+    }
+
+    @Test
+    void inPlainJavaTheFirstAcquisitionOfASemaphoreThatWaitsForReplicasIsRefusedAndNothingIsGranted() {
+        RedisConnectionFactory noWait = userWith("~" + server.keyPrefix() + ":*", "&" + server.keyPrefix() + ":*",
+                "+@all", "-wait");
+        SemaphoreRegistry registry = build(builder(noWait, server.keyPrefix()));
+        RedisSemaphore replicated = registry.semaphore("replicated", REPLICATED);
+
+        for (int call = 0; call < 2; call++) {
+            assertThatThrownBy(replicated::tryAcquire).isInstanceOfSatisfying(ReplicasUnsupportedException.class,
+                    e -> assertThat(e.semaphores()).containsExactly("replicated"));
+        }
+        assertThat(replicated.state()).extracting(SemaphoreState::used, SemaphoreState::holders,
+                SemaphoreState::waiters).containsExactly(0, List.of(), List.of());
+        assertThat(registry.semaphore("plain").tryAcquire()).isPresent();
+    }
+
+    @Test
+    void aStartThatCannotReachRedisLeavesTheCheckToTheFirstAcquisition() throws Exception {
+        try (RedisServer noWait = RedisServers.start(List.of("--rename-command", "WAIT", ""))) {
+            RedisConnectionFactory factory = noWait.connectionFactory();
+            noWait.stop();
+            SemaphoreRegistry registry = build(builder(factory, noWait.keyPrefix()).defaults(REPLICATED));
+            noWait.start();
+
+            RedisSemaphore reports = registry.semaphore("reports");
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThatThrownBy(reports::tryAcquire)
+                    .isInstanceOf(ReplicasUnsupportedException.class));
+        }
+    }
+
+    @Test
+    void offeringsThatRunWaitStartWithReplicas() {
+        for (RestrictedOffering offering : List.of(RestrictedOffering.AIVEN_VALKEY, RestrictedOffering.DRAGONFLY)) {
+            SemaphoreRegistry registry = build(builder(offering.on(server).newConnectionFactory(), server.keyPrefix())
+                    .defaults(REPLICATED));
+            assertThat(registry.semaphore("reports").settings().replicas()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aKeyTheAclRefusesIsNamedWithTheRuleThatGrantsIt() {
+        RedisConnectionFactory elsewhere = userWith("~elsewhere:*", "&elsewhere:*", "+@all");
+        String prefix = server.keyPrefix();
+        RedisSemaphore reports = build(builder(elsewhere, prefix)).semaphore("reports");
+
+        assertThatThrownBy(reports::tryAcquire).isInstanceOf(SemaphoreUnavailableException.class)
+                .hasMessageStartingWith("The ACL of the Redis user refused a key, in the acquire script of semaphore"
+                        + " 'reports', which works on the keys " + prefix + ":{reports}:holders, ")
+                .hasMessageContaining("Give the Redis user the ACL rule of docs/operating.md")
+                .hasMessageContaining("~" + prefix + ":* grants every key of the library under key prefix '" + prefix
+                        + "'")
+                .hasMessageContaining("(Redis: \"NOPERM");
+    }
+
+    @Test
+    void aCommandOfAScriptTheAclRefusesIsNamed() {
+        RedisConnectionFactory noPersist = userWith("~" + server.keyPrefix() + ":*", "&" + server.keyPrefix() + ":*",
+                "+@all", "-persist");
+        RedisSemaphore reports = build(builder(noPersist, server.keyPrefix())).semaphore("reports");
+
+        assertThatThrownBy(() -> reports.overrideLimit(2)).isInstanceOf(SemaphoreUnavailableException.class)
+                .hasMessageStartingWith("The ACL of the Redis user refused the command PERSIST, in the override script"
+                        + " of semaphore 'reports'")
+                .hasMessageContaining("+persist is one of the commands it lists.");
+    }
+
+    @Test
+    void aChannelTheAclRefusesIsNamedWithTheRuleThatGrantsIt() {
+        String prefix = server.keyPrefix();
+        RedisConnectionFactory noChannels = userWith("~" + prefix + ":*", "+@all");
+        SemaphoreSettings one = SemaphoreSettings.DEFAULTS.withPermits(1);
+        RedisSemaphore holder = build(builder(noChannels, prefix)).semaphore("reports", one);
+        RedisSemaphore waiter = build(builder(noChannels, prefix)).semaphore("reports", one);
+        Permit held = holder.tryAcquire().orElseThrow();
+        CompletableFuture<Permit> waiting = waiter.acquireAsync(1, Duration.ofSeconds(30));
+        await().atMost(Duration.ofSeconds(10)).until(() -> holder.state().waiters().size() == 1);
+        assertThat(waiter.localState().inboxSubscribed()).as("the inbox channel is refused too").isFalse();
+
+        // a raised limit grants the waiter, whose inbox channel the script may not publish to
+        assertThatThrownBy(() -> holder.overrideLimit(2)).isInstanceOf(SemaphoreUnavailableException.class)
+                .hasMessageStartingWith("The ACL of the Redis user refused a channel (PUBLISH), in the override script"
+                        + " of semaphore 'reports', which hands grants to the waiting JVMs on their inbox channels ("
+                        + prefix + ":inbox:<client id>")
+                .hasMessageContaining("&" + prefix + ":* grants every channel of the library under key prefix '"
+                        + prefix + "'");
+        waiting.cancel(true);
+        held.release();
+    }
+
+    /** @return a factory logging in as a user of its own with {@code rules} on top of {@code reset on >password} */
+    private RedisConnectionFactory userWith(String... rules) {
+        String user = "refused-" + registries.size() + "-" + System.nanoTime();
+        List<String> command = new ArrayList<>(List.of("ACL", "SETUSER", user, "reset", "on", ">" + PASSWORD));
+        command.addAll(List.of(rules));
+        server.adminCommand(command.toArray(String[]::new));
+        return server.connectionFactory(user, PASSWORD);
+    }
+
+    private static SemaphoreRegistry.Builder builder(RedisConnectionFactory factory, String keyPrefix) {
+        return SemaphoreRegistry.builder(factory).keyPrefix(keyPrefix);
+    }
+
+    private SemaphoreRegistry build(SemaphoreRegistry.Builder builder) {
+        SemaphoreRegistry registry = builder.build();
+        registries.add(registry);
+        return registry;
+    }
+}
