@@ -47,8 +47,11 @@ final class ConnectionFactories {
         return track(new LettuceConnectionFactory(server, clientConfiguration(options, commandTimeout)));
     }
 
-    /** @return a new started factory for a cluster, given its seed nodes as "host:port" */
-    LettuceConnectionFactory cluster(List<String> nodes, Duration commandTimeout) {
+    /**
+     * @return a new started factory for a cluster, given its seed nodes as "host:port", logging in as
+     *         {@code username} unless it is null
+     */
+    LettuceConnectionFactory cluster(List<String> nodes, Duration commandTimeout, String username, String password) {
         ClusterClientOptions options = ClusterClientOptions.builder()
                 .socketOptions(socketOptions())
                 // MOVED/ASK are followed anyway; refreshing keeps the slot map current after a node
@@ -58,8 +61,12 @@ final class ConnectionFactories {
                         .enablePeriodicRefresh(Duration.ofSeconds(10))
                         .build())
                 .build();
-        return track(new LettuceConnectionFactory(new RedisClusterConfiguration(nodes),
-                clientConfiguration(options, commandTimeout)));
+        RedisClusterConfiguration cluster = new RedisClusterConfiguration(nodes);
+        if (username != null) {
+            cluster.setUsername(username);
+            cluster.setPassword(password);
+        }
+        return track(new LettuceConnectionFactory(cluster, clientConfiguration(options, commandTimeout)));
     }
 
     /** @return a new started factory that finds the master through Sentinel */

@@ -164,11 +164,25 @@ public final class RedisCluster implements AutoCloseable {
     /** @return like {@link #connectionFactory()}, with the given command timeout */
     public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
         Objects.requireNonNull(commandTimeout, "commandTimeout");
+        return factories.cluster(seeds(), commandTimeout, null, null);
+    }
+
+    /**
+     * @return like {@link #connectionFactory()}, logging in as ACL user {@code username}, whom the
+     *         test made on every node ({@code adminCommand("ACL", "SETUSER", ...)})
+     */
+    public LettuceConnectionFactory connectionFactory(String username, String password) {
+        Objects.requireNonNull(username, "username");
+        Objects.requireNonNull(password, "password");
+        return factories.cluster(seeds(), ConnectionFactories.DEFAULT_COMMAND_TIMEOUT, username, password);
+    }
+
+    private List<String> seeds() {
         List<String> seeds = new ArrayList<>();
         for (RedisServer node : nodes) {
             seeds.add(node.host() + ":" + node.port());
         }
-        return factories.cluster(seeds, commandTimeout);
+        return seeds;
     }
 
     /** @return calls per command, summed over the nodes (see {@link RedisServer#commandCalls()}) */

@@ -467,12 +467,22 @@ public final class RedisConnections implements AutoCloseable {
         try {
             RuntimeException failure = lastConnectFailure;
             if (link == null && failure != null) {
-                return "no connection to Redis within " + limit.toMillis() + " ms (" + failure.getMessage() + ")";
+                return "no connection to Redis within " + limit.toMillis() + " ms (" + failure.getMessage()
+                        + refused(failure) + ")";
             }
         } finally {
             lock.unlock();
         }
         return "no reply within " + limit.toMillis() + " ms";
+    }
+
+    /** @return why a connection could not be made when the server refused a command it needs, else "" */
+    private static String refused(Throwable connectFailure) {
+        Refusal refusal = Refusal.of(connectFailure, null);
+        return refusal == null ? "" : ": the server refused " + refusal.what() + ", which the client needs to connect"
+                + " (Redis: \"" + refusal.reply().strip() + "\"); " + (refusal.kind().byAcl()
+                        ? "give the Redis user the ACL rule of " + Refusal.ACL_DOCS
+                        : "see docs/compatibility.md");
     }
 
     static SemaphoreException unavailable(String name, Throwable error) {
