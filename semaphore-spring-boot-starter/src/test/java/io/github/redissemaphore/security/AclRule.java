@@ -26,7 +26,8 @@ import java.util.List;
  *     {@code <prefix>:{<name>}:replicated}) and {@code WAIT};</li>
  * <li>on a Redis Cluster 7 or newer, in addition: {@code SPUBLISH} (scripts), {@code SSUBSCRIBE}
  *     and {@code SUNSUBSCRIBE} (the sharded inbox {@code <prefix>:{<name>}:inbox:<client id>}),
- *     {@code INFO} (the registry reads the nodes' version; Lettuce's topology refresh),
+ *     {@code INFO} (the registry reads the nodes' version, and tries {@code SPUBLISH} where INFO is refused;
+ *     Lettuce's topology refresh),
  *     {@code CLUSTER NODES}, {@code CLIENT SETNAME} (Lettuce's topology refresh) and
  *     {@code CLUSTER MYID} (Lettuce, on node connections).</li>
  * </ul>

@@ -46,7 +46,9 @@ class AclRuleTest {
     private static final String CONNECTIONS = "io/github/redissemaphore/core/internal/redis/RedisConnections.java";
     private static final String JVM_INBOX = "io/github/redissemaphore/core/internal/JvmInbox.java";
     private static final String SHARDED_INBOX = "io/github/redissemaphore/core/internal/ShardedInbox.java";
-    private static final String REGISTRY = "io/github/redissemaphore/core/internal/DefaultSemaphoreRegistry.java";
+    /** Sends {@code WAIT 0 0} once, on a connection {@link #CONNECTIONS} lends, when settings wait for replicas. */
+    private static final String WAIT_CHECK = "io/github/redissemaphore/core/internal/redis/WaitCheck.java";
+    private static final String INBOX_CHOICE = "io/github/redissemaphore/core/internal/InboxChoice.java";
     /** What opens a connection to Redis in our code: every file with one of these must be in {@link #CLIENT}. */
     private static final List<String> CONNECTS = List.of("getConnection(", "getClusterConnection(",
             "getNativeConnection(", "connectPubSub", "RedisMessageListenerContainer", "RedisTemplate",
@@ -65,9 +67,12 @@ class AclRuleTest {
             new Sent("ping", Needed.ALWAYS, JVM_INBOX, "container.destroy()"),
             new Sent("set", Needed.REPLICAS, REPLICA_WAIT, "redis.set(marker"),
             new Sent("wait", Needed.REPLICAS, REPLICA_WAIT, ".waitForReplication("),
+            new Sent("wait", Needed.REPLICAS, WAIT_CHECK, ".waitForReplication(0, 0)"),
             new Sent("ssubscribe", Needed.CLUSTER, SHARDED_INBOX, ".ssubscribe(channel)"),
             new Sent("sunsubscribe", Needed.CLUSTER, SHARDED_INBOX, ".sunsubscribe(channel)"),
-            new Sent("info", Needed.CLUSTER, REGISTRY, ".info(\"server\")"),
+            new Sent("info", Needed.CLUSTER, INBOX_CHOICE, ".info(\"server\")"),
+            // only where INFO is refused: whether sharded pub/sub works
+            new Sent("spublish", Needed.CLUSTER, INBOX_CHOICE, ".spublish("),
             new Sent("cluster|nodes", Needed.CLUSTER, null, "Lettuce's topology refresh"),
             new Sent("client|setname", Needed.CLUSTER, null, "Lettuce's topology refresh"),
             new Sent("cluster|myid", Needed.CLUSTER, null, "Lettuce, on node connections"));
@@ -105,7 +110,7 @@ class AclRuleTest {
         Set<String> listed = CLIENT.stream().map(Sent::file).filter(file -> file != null)
                 .collect(Collectors.toCollection(TreeSet::new));
         listed.add(CONNECTIONS);
-        listed.removeAll(List.of(RUNNER, REPLICA_WAIT));
+        listed.removeAll(List.of(RUNNER, REPLICA_WAIT, WAIT_CHECK));
         assertThat(filesThatConnect()).as("every file that talks to Redis has its commands listed here")
                 .isEqualTo(listed);
     }
