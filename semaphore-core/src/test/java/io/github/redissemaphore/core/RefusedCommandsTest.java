@@ -177,10 +177,14 @@ class RefusedCommandsTest {
         held.release();
     }
 
-    /** @return a factory logging in as a user of its own with {@code rules} on top of {@code reset on >password} */
+    /**
+     * @return a factory logging in as a user of its own with {@code rules} on top of {@code reset on
+     *         >password resetchannels} (Redis 6.2's {@code reset} leaves every channel allowed)
+     */
     private RedisConnectionFactory userWith(String... rules) {
         String user = "refused-" + registries.size() + "-" + System.nanoTime();
-        List<String> command = new ArrayList<>(List.of("ACL", "SETUSER", user, "reset", "on", ">" + PASSWORD));
+        List<String> command = new ArrayList<>(List.of("ACL", "SETUSER", user, "reset", "on", ">" + PASSWORD,
+                "resetchannels"));
         command.addAll(List.of(rules));
         server.adminCommand(command.toArray(String[]::new));
         return server.connectionFactory(user, PASSWORD);
