@@ -24,7 +24,8 @@ import static org.awaitility.Awaitility.await;
  * with {@code rename-command WAIT ""}) or refused by the ACL (NOPERM, as on Memorystore), with
  * settings that wait for replicas, fails the registry's start naming those settings, or the first
  * acquisition when the start could not reach Redis, and never a semaphore without replicas; a
- * NOPERM on a key, a command a script runs, or a channel names it and the rule that grants it.
+ * NOPERM on a key, a command a script runs, or a channel names it and the rule that grants it; a
+ * server without scripting (OCI Cache's sharded clusters) is named as one the library cannot use.
  */
 @RedisTest
 class RefusedCommandsTest {
@@ -124,6 +125,21 @@ class RefusedCommandsTest {
             SemaphoreRegistry registry = build(builder(offering.on(server).newConnectionFactory(), server.keyPrefix())
                     .defaults(REPLICATED));
             assertThat(registry.semaphore("reports").settings().replicas()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aServerWithoutScriptingIsToldToBeOneTheSemaphoresCannotWorkOn() {
+        try (RedisServer noScripts = RedisServers.start(List.of("--rename-command", "EVALSHA", "",
+                "--rename-command", "EVAL", ""))) {
+            RedisSemaphore reports = build(builder(noScripts.connectionFactory(), noScripts.keyPrefix()))
+                    .semaphore("reports");
+
+            assertThatThrownBy(reports::tryAcquire).isInstanceOf(SemaphoreUnavailableException.class)
+                    .hasMessageStartingWith("This Redis server runs no Lua scripts (it does not know EVALSHA), and"
+                            + " every operation of the library is one: the semaphores cannot work on it (Redis: \"ERR"
+                            + " unknown command")
+                    .hasMessageEndingWith("What each Redis offering runs: docs/compatibility.md.");
         }
     }
 

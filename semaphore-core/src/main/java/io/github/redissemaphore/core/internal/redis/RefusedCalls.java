@@ -59,10 +59,19 @@ final class RefusedCalls {
             case COMMAND -> "The ACL of the Redis user refused " + refusal.what() + in + said + "." + grant
                     + (refusal.command() == null ? "it lists every command the library sends."
                             : "+" + refusal.command() + " is one of the commands it lists.");
-            case UNKNOWN_COMMAND -> "This Redis server does not run " + refusal.what() + ", which " + of
+            case UNKNOWN_COMMAND -> isScripting(refusal.command())
+                    ? "This Redis server runs no Lua scripts (it does not know " + refusal.commandName() + "), and"
+                            + " every operation of the library is one: the semaphores cannot work on it" + said
+                            + ". What each Redis offering runs: docs/compatibility.md."
+                    : "This Redis server does not run " + refusal.what() + ", which " + of
                     + " needs" + said + ". What each Redis offering runs, and what works without it: "
                     + "docs/compatibility.md.";
         };
+    }
+
+    /** @return whether the command is how a script runs: without it, a server runs no script at all */
+    private static boolean isScripting(@Nullable String command) {
+        return "evalsha".equals(command) || "eval".equals(command);
     }
 
     /** @return the key prefix of the library's keys: what comes before {@code :{<name>}} */
