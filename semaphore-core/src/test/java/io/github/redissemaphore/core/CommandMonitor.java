@@ -11,6 +11,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Predicate;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.awaitility.Awaitility.await;
@@ -52,21 +53,29 @@ final class CommandMonitor implements AutoCloseable {
      * the monitor makes sure every command of the action has been counted.
      */
     static List<String> commandsDuring(List<CommandMonitor> monitors, Runnable action) {
-        return during(monitors, action, false);
+        return during(monitors, action, line -> !line.contains(" lua]"));
     }
 
     /** Like {@link #commandsDuring}, but returns the commands scripts ran meanwhile (MONITOR's "lua" lines). */
     static List<String> scriptCommandsDuring(List<CommandMonitor> monitors, Runnable action) {
-        return during(monitors, action, true);
+        return during(monitors, action, line -> line.contains(" lua]"));
     }
 
-    private static List<String> during(List<CommandMonitor> monitors, Runnable action, boolean lua) {
+    /**
+     * Like {@link #commandsDuring}, but returns both: each server's lines in the order it ran them,
+     * so the commands a script ran follow the call of that script.
+     */
+    static List<String> allCommandsDuring(List<CommandMonitor> monitors, Runnable action) {
+        return during(monitors, action, line -> true);
+    }
+
+    private static List<String> during(List<CommandMonitor> monitors, Runnable action, Predicate<String> keep) {
         // Everything sent before the action has been seen once a marker sent now is seen.
         int[] starts = monitors.stream().mapToInt(monitor -> monitor.markerSeenAt(monitor.sendMarker()) + 1).toArray();
         action.run();
         List<String> commands = new ArrayList<>();
         for (int i = 0; i < monitors.size(); i++) {
-            commands.addAll(monitors.get(i).commandsSince(starts[i], lua));
+            commands.addAll(monitors.get(i).commandsSince(starts[i], keep));
         }
         return commands;
     }
@@ -94,7 +103,7 @@ final class CommandMonitor implements AutoCloseable {
         throw new IllegalStateException("marker vanished");
     }
 
-    private List<String> commandsSince(int start, boolean lua) {
+    private List<String> commandsSince(int start, Predicate<String> keep) {
         String marker = sendMarker();
         markerSeenAt(marker);
         List<String> commands = new ArrayList<>();
@@ -102,7 +111,7 @@ final class CommandMonitor implements AutoCloseable {
             if (line.contains(marker)) {
                 break;
             }
-            if (line.startsWith("+") && line.contains(" lua]") == lua) {
+            if (line.startsWith("+") && !line.startsWith("+OK") && keep.test(line)) {
                 commands.add(line);
             }
         }

@@ -194,6 +194,88 @@ class RefusedCommandsTest {
     }
 
     /**
+     * ElastiCache Serverless and Dragonfly refuse a script that touches a key it did not declare;
+     * Redis has no such setting, so this reads what the scripts do: every operation the API has
+     * (grants, a wait handed a permit, renewals, an extension, a partial release, an adoption, a
+     * release by id, a wait that times out, a runtime limit, the state), with MONITOR, which shows
+     * the commands each script runs right after its call, and every key those commands touch (as
+     * the server names them: COMMAND GETKEYS) is one of the keys the call declared.
+     */
+    @Test
+    void everyKeyAScriptTouchesIsOneItDeclares() throws Exception {
+        SemaphoreSettings three = SemaphoreSettings.DEFAULTS.withPermits(3).withLeaseTime(Duration.ofMillis(300));
+        SemaphoreRegistry one = build(builder(server.connectionFactory(), server.keyPrefix()));
+        SemaphoreRegistry two = build(builder(server.connectionFactory(), server.keyPrefix()));
+        RedisSemaphore here = one.semaphore("declared", three);
+        RedisSemaphore there = two.semaphore("declared", three);
+        List<String> lines;
+        try (CommandMonitor monitor = new CommandMonitor(server.host(), server.port())) {
+            lines = CommandMonitor.allCommandsDuring(List.of(monitor), () -> {
+                try {
+                    Permit two1 = here.tryAcquire(2, Duration.ZERO).orElseThrow();
+                    CompletableFuture<Permit> waiting = there.acquireAsync(2, Duration.ofSeconds(10));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> here.state().waiters().size() == 1);
+                    Thread.sleep(400); // renewals of the lease and of the waiter
+                    two1.extend(Duration.ofSeconds(5));
+                    two1.release(1);
+                    two1.release();
+                    Permit handedOver = waiting.get(10, java.util.concurrent.TimeUnit.SECONDS);
+                    Permit adopted = here.adopt(handedOver.id()).orElseThrow();
+                    assertThat(here.release(adopted.id())).isTrue();
+                    Permit all = here.tryAcquire(3, Duration.ZERO).orElseThrow();
+                    assertThat(there.tryAcquire(Duration.ofMillis(200))).isEmpty();
+                    here.overrideLimit(4);
+                    here.clearLimitOverride();
+                    all.release();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+        }
+        List<String> declared = List.of();
+        int scripts = 0;
+        int touched = 0;
+        for (String line : lines) {
+            List<String> words = words(line);
+            if (!line.contains(" lua]")) {
+                String command = words.isEmpty() ? "" : words.get(0).toLowerCase(java.util.Locale.ROOT);
+                if (command.equals("evalsha") || command.equals("eval")) {
+                    int count = Integer.parseInt(words.get(2));
+                    declared = words.subList(3, 3 + count);
+                    scripts++;
+                }
+                continue;
+            }
+            List<String> keys = keysOf(words);
+            touched += keys.size();
+            assertThat(declared).as("the keys declared by the call before %s", line).containsAll(keys);
+        }
+        assertThat(scripts).as("script calls seen").isGreaterThan(10);
+        assertThat(touched).as("keys touched by the scripts' commands").isGreaterThan(10);
+    }
+
+    /** @return the quoted words of a MONITOR line: the command and its arguments */
+    private static List<String> words(String line) {
+        List<String> words = new ArrayList<>();
+        java.util.regex.Matcher word = java.util.regex.Pattern.compile("\"((?:[^\"\\\\]++|\\\\.)*+)\"").matcher(line);
+        while (word.find()) {
+            words.add(word.group(1).replace("\\\"", "\"").replace("\\\\", "\\"));
+        }
+        return words;
+    }
+
+    /** @return the keys of a command, as the server names them; none for a command without keys */
+    private List<String> keysOf(List<String> command) {
+        List<String> getKeys = new ArrayList<>(List.of("COMMAND", "GETKEYS"));
+        getKeys.addAll(command);
+        try {
+            return ((List<?>) server.adminCommand(getKeys.toArray(String[]::new))).stream().map(String::valueOf).toList();
+        } catch (RuntimeException e) {
+            return List.of(); // "ERR The command has no key arguments" (TIME, PUBLISH)
+        }
+    }
+
+    /**
      * @return a factory logging in as a user of its own with {@code rules} on top of {@code reset on
      *         >password resetchannels} (Redis 6.2's {@code reset} leaves every channel allowed)
      */
