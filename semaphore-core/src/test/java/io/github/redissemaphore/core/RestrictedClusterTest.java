@@ -25,7 +25,8 @@ import static org.awaitility.Awaitility.await;
  * A Redis Cluster whose user may not run {@code INFO}, with which the registry reads the nodes'
  * version: it tries {@code SPUBLISH} instead and hands grants over by sharded pub/sub; a user that
  * may not run sharded pub/sub either gets grants by {@code PUBLISH}. Either way a waiter is handed
- * its permit by the message alone (its tick is 10 s away). Without {@code CLUSTER NODES}, which the
+ * its permit by the message alone (its tick is 10 s away), and so it is for a user without any
+ * {@code CLIENT} subcommand (as Dragonfly refuses several). Without {@code CLUSTER NODES}, which the
  * client needs to learn the cluster's slots, nothing can work: a call says so.
  */
 @RedisTest
@@ -63,6 +64,11 @@ class RestrictedClusterTest {
         assertHandOffByMessage(cluster, plain);
 
         assertThat(cluster.commandCalls().getOrDefault("publish", 0L)).isGreaterThan(published);
+    }
+
+    @Test
+    void withoutClientCommandsGrantsStillGoByMessage(RedisCluster cluster) throws Exception {
+        assertHandOffByMessage(cluster, user(cluster, "no-client", "-client"));
     }
 
     @Test
