@@ -53,6 +53,13 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     static final Duration EVICTION_PERIOD = Duration.ofMinutes(1);
     private static final Logger log = LoggerFactory.getLogger(DefaultSemaphoreRegistry.class);
 
+    /**
+     * Longest time the start waits to learn whether Redis runs {@code WAIT}, when settings wait for
+     * replicas: the first connection of a cold client may take longer than a call on a warm one. A
+     * Redis that refuses connections answers at once; only one that does not answer at all delays
+     * the start this long (and the first acquisition that waits for replicas checks again).
+     */
+    static final Duration START_UP_WAIT_CHECK = Duration.ofSeconds(10);
     /** Longest time close() waits for the clean-ups of abandoned waits to reach Redis. */
     private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(10);
 
@@ -257,8 +264,9 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
      * When settings of this registry wait for replicas, learns whether the server runs
      * {@code WAIT}: if it refuses it, the registry closes and start-up fails with
      * {@link io.github.redissemaphore.core.ReplicasUnsupportedException}, naming those settings,
-     * rather than each grant failing at run time. If Redis does not answer now, the first grant
-     * that waits for replicas checks instead. Under the lifecycle lock.
+     * rather than each grant failing at run time. If Redis does not answer within
+     * {@link #START_UP_WAIT_CHECK} (or the Redis timeout, if longer), the first grant that waits
+     * for replicas checks instead. Under the lifecycle lock.
      */
     private void checkReplicas() {
         List<String> named = configured.entrySet().stream().filter(entry -> entry.getValue().waitsForReplicas())
@@ -269,7 +277,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         }
         Refusal refusal;
         try {
-            refusal = waitCheck.refusal(SemaphoreKeys.of(keyPrefix, named.isEmpty() ? "replicas" : named.get(0))).get();
+            Duration limit = connections.timeout().compareTo(START_UP_WAIT_CHECK) > 0 ? connections.timeout()
+                    : START_UP_WAIT_CHECK;
+            refusal = waitCheck.refusal(SemaphoreKeys.of(keyPrefix, named.isEmpty() ? "replicas" : named.get(0)),
+                    limit).get();
         } catch (ExecutionException e) {
             log.info("Could not learn at start-up whether Redis runs WAIT ({}); the first grant that waits for"
                     + " replicas checks", e.getCause() == null ? e.getMessage() : e.getCause().getMessage());

@@ -1,11 +1,15 @@
 package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.ReplicasUnsupportedException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.jspecify.annotations.Nullable;
@@ -41,25 +45,36 @@ public final class WaitCheck {
      * @param keys a semaphore's keys: on a Redis Cluster, {@code WAIT} goes to its slot's master
      * @return the refusal of {@code WAIT}, or null when the server runs it; failing with
      *         {@link io.github.redissemaphore.core.SemaphoreUnavailableException} when Redis did not
-     *         answer in time (the next call checks again)
+     *         answer within the Redis timeout (the next call checks again)
      */
     public CompletableFuture<@Nullable Refusal> refusal(SemaphoreKeys keys) {
+        return refusal(keys, connections.timeout());
+    }
+
+    /**
+     * Like {@link #refusal(SemaphoreKeys)}, waiting up to {@code limit} for the answer: at start-up,
+     * the first connection of a cold client (threads, classes, TLS) may take longer than a call.
+     */
+    public CompletableFuture<@Nullable Refusal> refusal(SemaphoreKeys keys, Duration limit) {
         CompletableFuture<@Nullable Refusal> known = learnt.get();
         if (known != null && !known.isCompletedExceptionally()) {
             return known;
         }
         CompletableFuture<@Nullable Refusal> check = new CompletableFuture<>();
         if (!learnt.compareAndSet(known, check)) {
-            return refusal(keys);
+            return refusal(keys, limit);
         }
         CompletableFuture<Long> reply = new CompletableFuture<>();
         connections.sendDedicated(reply, keys, closer, redis -> redis.waitForReplication(0, 0).toCompletableFuture());
-        reply.orTimeout(connections.timeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS)
+        reply.orTimeout(limit.toNanos(), TimeUnit.NANOSECONDS)
                 .whenComplete((acknowledged, error) -> {
                     Refusal refusal = error == null ? null : Refusal.of(error, null);
                     if (error != null && refusal == null) {
-                        check.completeExceptionally(RedisConnections.unavailable(keys.name(),
-                                RedisConnections.cause(error)));
+                        Throwable cause = RedisConnections.cause(error);
+                        check.completeExceptionally(cause instanceof TimeoutException
+                                ? new SemaphoreUnavailableException(keys.name(), "Redis did not answer WAIT 0 0 within "
+                                        + limit.toMillis() + " ms", cause)
+                                : RedisConnections.unavailable(keys.name(), cause));
                         return;
                     }
                     if (refusal != null) {
