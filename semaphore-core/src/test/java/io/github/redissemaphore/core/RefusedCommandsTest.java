@@ -7,7 +7,11 @@ import io.github.redissemaphore.test.RedisTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -31,6 +35,8 @@ import static org.awaitility.Awaitility.await;
 class RefusedCommandsTest {
 
     private static final String PASSWORD = "refused-pw-8Hq2";
+    /** A quoted word of a MONITOR line, with its backslash escapes. */
+    private static final Pattern QUOTED = Pattern.compile("\"((?:[^\"\\\\]++|\\\\.)*+)\"");
     private static final SemaphoreSettings REPLICATED = SemaphoreSettings.DEFAULTS.withReplicas(1,
             Duration.ofMillis(100));
 
@@ -85,7 +91,8 @@ class RefusedCommandsTest {
                     assertThat(e.serverReply()).startsWith("NOPERM");
                     assertThat(e).hasMessageStartingWith("the default settings wait for replicas to acknowledge each"
                                     + " grant (replicas above 0), but the ACL of the Redis user does not allow WAIT")
-                            .hasMessageContaining("Set replicas to 0, or give the Redis user +set +wait (docs/operating.md");
+                            .hasMessageContaining("Set replicas to 0, or give the Redis user +set +wait"
+                                    + " (docs/operating.md");
                 });
     }
 
@@ -214,14 +221,14 @@ class RefusedCommandsTest {
         try (CommandMonitor monitor = new CommandMonitor(server.host(), server.port())) {
             lines = CommandMonitor.allCommandsDuring(List.of(monitor), () -> {
                 try {
-                    Permit two1 = here.tryAcquire(2, Duration.ZERO).orElseThrow();
+                    Permit twoPermits = here.tryAcquire(2, Duration.ZERO).orElseThrow();
                     CompletableFuture<Permit> waiting = there.acquireAsync(2, Duration.ofSeconds(10));
                     await().atMost(Duration.ofSeconds(10)).until(() -> here.state().waiters().size() == 1);
                     Thread.sleep(400); // renewals of the lease and of the waiter
-                    two1.extend(Duration.ofSeconds(5));
-                    two1.release(1);
-                    two1.release();
-                    Permit handedOver = waiting.get(10, java.util.concurrent.TimeUnit.SECONDS);
+                    twoPermits.extend(Duration.ofSeconds(5));
+                    twoPermits.release(1);
+                    twoPermits.release();
+                    Permit handedOver = waiting.get(10, TimeUnit.SECONDS);
                     Permit adopted = here.adopt(handedOver.id()).orElseThrow();
                     assertThat(here.release(adopted.id())).isTrue();
                     Permit all = here.tryAcquire(3, Duration.ZERO).orElseThrow();
@@ -240,7 +247,7 @@ class RefusedCommandsTest {
         for (String line : lines) {
             List<String> words = words(line);
             if (!line.contains(" lua]")) {
-                String command = words.isEmpty() ? "" : words.get(0).toLowerCase(java.util.Locale.ROOT);
+                String command = words.isEmpty() ? "" : words.get(0).toLowerCase(Locale.ROOT);
                 if (command.equals("evalsha") || command.equals("eval")) {
                     int count = Integer.parseInt(words.get(2));
                     declared = words.subList(3, 3 + count);
@@ -259,7 +266,7 @@ class RefusedCommandsTest {
     /** @return the quoted words of a MONITOR line: the command and its arguments */
     private static List<String> words(String line) {
         List<String> words = new ArrayList<>();
-        java.util.regex.Matcher word = java.util.regex.Pattern.compile("\"((?:[^\"\\\\]++|\\\\.)*+)\"").matcher(line);
+        Matcher word = QUOTED.matcher(line);
         while (word.find()) {
             words.add(word.group(1).replace("\\\"", "\"").replace("\\\\", "\\"));
         }
@@ -271,7 +278,8 @@ class RefusedCommandsTest {
         List<String> getKeys = new ArrayList<>(List.of("COMMAND", "GETKEYS"));
         getKeys.addAll(command);
         try {
-            return ((List<?>) server.adminCommand(getKeys.toArray(String[]::new))).stream().map(String::valueOf).toList();
+            List<?> keys = (List<?>) server.adminCommand(getKeys.toArray(String[]::new));
+            return keys.stream().map(String::valueOf).toList();
         } catch (RuntimeException e) {
             return List.of(); // "ERR The command has no key arguments" (TIME, PUBLISH)
         }

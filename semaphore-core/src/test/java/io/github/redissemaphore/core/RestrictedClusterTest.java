@@ -76,7 +76,7 @@ class RestrictedClusterTest {
         RedisConnectionFactory noTopology = user(cluster, "no-topology", "-cluster");
         RedisSemaphore semaphore = registry(cluster, noTopology).semaphore("reports");
 
-        // a call that times out before the first connect failed (a loaded machine) cannot say why yet: the next one does
+        // a call that times out before the first connect failed (a loaded machine) cannot say why: the next one does
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThatThrownBy(semaphore::tryAcquire)
                 .isInstanceOf(SemaphoreUnavailableException.class)
                 .hasMessageContaining("the server refused the command CLUSTER")
@@ -107,7 +107,7 @@ class RestrictedClusterTest {
         return registry;
     }
 
-    /** @return a factory of a user made on every node: everything on the test's keys and channels but {@code refused} */
+    /** @return a factory of a user made on every node: all on the test's keys and channels but {@code refused} */
     private static RedisConnectionFactory user(RedisCluster cluster, String user, String... refused) {
         List<String> rule = new ArrayList<>(List.of("ACL", "SETUSER", user, "reset", "on", ">" + PASSWORD,
                 "~" + cluster.keyPrefix() + ":*", "resetchannels", "&" + cluster.keyPrefix() + ":*", "+@all"));

@@ -2,10 +2,14 @@ package io.github.redissemaphore.core;
 
 import io.github.redissemaphore.test.RedisServer;
 
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,7 +32,10 @@ enum RestrictedOffering {
      */
     NO_WAIT_NO_ADMIN("ElastiCache Serverless, Redis Cloud Essentials, Memorystore", "-wait", "-@admin", "-@dangerous"),
 
-    /** Aiven for Valkey: the commands its documentation lists as disabled, {@code CLUSTER}, {@code COMMAND} and {@code ROLE} among them. */
+    /**
+     * Aiven for Valkey: the commands its documentation lists as disabled, {@code CLUSTER},
+     * {@code COMMAND} and {@code ROLE} among them.
+     */
     AIVEN_VALKEY("Aiven for Valkey", "-bgrewriteaof", "-cluster", "-command", "-role", "-debug", "-failover",
             "-migrate", "-slaveof", "-replicaof", "-acl", "-bgsave", "-save", "-config", "-lastsave", "-monitor",
             "-shutdown"),
@@ -74,7 +81,7 @@ enum RestrictedOffering {
         List<Map<String, Object>> refusedHere = new ArrayList<>();
         for (Object entry : (List<?>) server.adminCommand("ACL", "LOG")) {
             List<?> fields = (List<?>) entry;
-            Map<String, Object> map = new java.util.LinkedHashMap<>();
+            Map<String, Object> map = new LinkedHashMap<>();
             for (int i = 0; i + 1 < fields.size(); i += 2) {
                 map.put(String.valueOf(fields.get(i)), fields.get(i + 1));
             }
@@ -101,7 +108,7 @@ enum RestrictedOffering {
         }
 
         @Override
-        public org.springframework.data.redis.connection.RedisConnectionFactory newConnectionFactory() {
+        public RedisConnectionFactory newConnectionFactory() {
             return server.connectionFactory(user, PASSWORD);
         }
 
@@ -121,7 +128,7 @@ enum RestrictedOffering {
         }
 
         @Override
-        public List<CommandMonitor> monitors() throws java.io.IOException {
+        public List<CommandMonitor> monitors() throws IOException {
             return admin.monitors();
         }
 

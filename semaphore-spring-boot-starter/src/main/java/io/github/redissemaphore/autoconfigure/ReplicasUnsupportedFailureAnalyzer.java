@@ -68,7 +68,8 @@ final class ReplicasUnsupportedFailureAnalyzer extends AbstractFailureAnalyzer<R
         String action = cause.refusedByAcl()
                 ? "Set " + settings + " to 0, or give the Redis user +set +wait (the ACL rule of docs/operating.md)."
                 : "Set " + settings + " to 0: this Redis server cannot wait for replicas (managed offerings without"
-                        + " WAIT, such as ElastiCache Serverless and Redis Cloud's Essentials plans: docs/compatibility.md).";
+                        + " WAIT, such as ElastiCache Serverless and Redis Cloud's Essentials plans:"
+                        + " docs/compatibility.md).";
         return new FailureAnalysis(description.toString(), action, cause);
     }
 

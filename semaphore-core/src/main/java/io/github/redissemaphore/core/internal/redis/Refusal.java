@@ -126,18 +126,21 @@ public record Refusal(Kind kind, @Nullable String command, @Nullable String obje
         return null;
     }
 
-    /** @return the command as a user writes it in a rule or reads it in Redis' docs: {@code WAIT}, {@code CLUSTER NODES} */
+    /** @return the command as Redis' documentation writes it: {@code WAIT}, {@code CLUSTER NODES} */
     public @Nullable String commandName() {
         return command == null ? null : command.toUpperCase(Locale.ROOT).replace('|', ' ');
+    }
+
+    private String byCommand() {
+        return command == null ? "" : " (" + commandName() + ")";
     }
 
     /** @return what was refused, in words: "the command WAIT", "a key", "the channel x" */
     public String what() {
         return switch (kind) {
             case COMMAND, UNKNOWN_COMMAND -> command == null ? "a command" : "the command " + commandName();
-            case KEY -> (object == null ? "a key" : "the key " + object) + (command == null ? "" : " (" + commandName() + ")");
-            case CHANNEL -> (object == null ? "a channel" : "the channel " + object)
-                    + (command == null ? "" : " (" + commandName() + ")");
+            case KEY -> (object == null ? "a key" : "the key " + object) + byCommand();
+            case CHANNEL -> (object == null ? "a channel" : "the channel " + object) + byCommand();
         };
     }
 }

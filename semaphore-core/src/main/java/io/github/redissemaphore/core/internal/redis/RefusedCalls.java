@@ -21,7 +21,8 @@ final class RefusedCalls {
     /** @return {@code reply}, failing with an explanation when the server refused the call (see {@link #explained}) */
     static <T> CompletableFuture<T> explained(CompletableFuture<T> reply, SemaphoreKeys keys, String call,
                                               @Nullable String script) {
-        return reply.exceptionallyCompose(error -> CompletableFuture.failedFuture(explained(error, keys, call, script)));
+        return reply.exceptionallyCompose(error ->
+                CompletableFuture.failedFuture(explained(error, keys, call, script)));
     }
 
     /**

@@ -106,9 +106,9 @@ public final class WaitCheck {
         String fix = refusal.kind().byAcl()
                 ? "Set replicas to 0, or give the Redis user +set +wait (" + Refusal.ACL_DOCS + ")."
                 : "Set replicas to 0: this server cannot wait for replicas.";
-        return new ReplicasUnsupportedException(String.join(", ", who) + (who.size() == 1 && !defaults ? " waits" : " wait")
-                + " for replicas to acknowledge each grant (replicas above 0), but " + why + " (Redis: \""
-                + refusal.reply().strip() + "\"). " + fix, semaphores, defaults, refusal.kind().byAcl(),
-                refusal.reply());
+        String verb = who.size() == 1 && !defaults ? " waits" : " wait";
+        return new ReplicasUnsupportedException(String.join(", ", who) + verb + " for replicas to acknowledge each"
+                + " grant (replicas above 0), but " + why + " (Redis: \"" + refusal.reply().strip() + "\"). " + fix,
+                semaphores, defaults, refusal.kind().byAcl(), refusal.reply());
     }
 }

@@ -5,12 +5,15 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 
 import java.util.concurrent.CompletionException;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
  * The refusals of Redis 6.2, 7.0, 7.2+ and Valkey, each worded as that server words it (7.0's and
@@ -24,26 +27,42 @@ class RefusalTest {
     private static final String SCRIPT = "local a = 1\n-- a comment\nredis.call('PERSIST', KEYS[2])\n"
             + "local b = 2\nredis.call(\"PUBLISH\", ARGV[1], 'x')\n";
 
+    /** Each reply as a server words it, what was refused, and the command it (or the script's line) names. */
+    static Stream<Arguments> replies() {
+        return Stream.of(
+                arguments("NOPERM this user has no permissions to run the 'wait' command", Kind.COMMAND, "wait"),
+                arguments("NOPERM User app has no permissions to run the 'wait' command", Kind.COMMAND, "wait"),
+                arguments("NOPERM this user has no permissions to run the 'cluster|nodes'"
+                        + " command", Kind.COMMAND, "cluster|nodes"),
+                arguments("NOPERM this user has no permissions to access one of the keys used as"
+                        + " arguments", Kind.KEY, null),
+                arguments("NOPERM No permissions to access a key", Kind.KEY, null),
+                arguments("NOPERM this user has no permissions to access one of the channels"
+                        + " used as arguments", Kind.CHANNEL, null),
+                arguments("NOPERM No permissions to access a channel", Kind.CHANNEL, null),
+                arguments("ERR The user executing the script can't run this command or"
+                        + " subcommand script: 0af, on @user_script:3.", Kind.COMMAND, "persist"),
+                arguments("ERR The user executing the script can't access at least one of the keys mentioned"
+                        + " in the command arguments script: d2, on @user_script:3.", Kind.KEY, "persist"),
+                arguments("ERR The user executing the script can't publish to the channel"
+                        + " mentioned in the command script: 53, on @user_script:5.", Kind.CHANNEL, "publish"),
+                arguments("ERR ACL failure in script: User app has no permissions to run the"
+                        + " 'persist' command script: 0af, on @user_script:3.", Kind.COMMAND, "persist"),
+                arguments("ERR ACL failure in script: No permissions to access a key script: d2,"
+                        + " on @user_script:3.", Kind.KEY, "persist"),
+                arguments("ERR ACL failure in script: No permissions to access a channel script:"
+                        + " 53, on @user_script:5.", Kind.CHANNEL, "publish"),
+                arguments("ERR unknown command 'WAIT', with args beginning with: '0'"
+                        + " '0'", Kind.UNKNOWN_COMMAND, "wait"),
+                arguments("ERR unknown command `WAIT`, with args beginning with: `0`,"
+                        + " `0`,", Kind.UNKNOWN_COMMAND, "wait"),
+                arguments("ERR unknown subcommand 'setinfo'. Try CLIENT HELP.", Kind.UNKNOWN_COMMAND, "setinfo"),
+                arguments("ERR Unknown Redis command called from script script: b8, on"
+                        + " @user_script:5.", Kind.UNKNOWN_COMMAND, "publish"));
+    }
+
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = ';', textBlock = """
-            NOPERM this user has no permissions to run the 'wait' command                                    ; COMMAND         ; wait       ;
-            NOPERM User app has no permissions to run the 'wait' command                                     ; COMMAND         ; wait       ;
-            NOPERM this user has no permissions to run the 'cluster|nodes' command                           ; COMMAND         ; cluster|nodes ;
-            NOPERM this user has no permissions to access one of the keys used as arguments                  ; KEY             ;            ;
-            NOPERM No permissions to access a key                                                            ; KEY             ;            ;
-            NOPERM this user has no permissions to access one of the channels used as arguments              ; CHANNEL         ;            ;
-            NOPERM No permissions to access a channel                                                        ; CHANNEL         ;            ;
-            ERR The user executing the script can't run this command or subcommand script: 0af, on @user_script:3. ; COMMAND ; persist  ;
-            ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: d2, on @user_script:3. ; KEY ; persist ;
-            ERR The user executing the script can't publish to the channel mentioned in the command script: 53, on @user_script:5. ; CHANNEL ; publish ;
-            ERR ACL failure in script: User app has no permissions to run the 'persist' command script: 0af, on @user_script:3. ; COMMAND ; persist ;
-            ERR ACL failure in script: No permissions to access a key script: d2, on @user_script:3.        ; KEY             ; persist    ;
-            ERR ACL failure in script: No permissions to access a channel script: 53, on @user_script:5.    ; CHANNEL         ; publish    ;
-            ERR unknown command 'WAIT', with args beginning with: '0' '0'                                    ; UNKNOWN_COMMAND ; wait       ;
-            ERR unknown command `WAIT`, with args beginning with: `0`, `0`,                                  ; UNKNOWN_COMMAND ; wait       ;
-            ERR unknown subcommand 'setinfo'. Try CLIENT HELP.                                               ; UNKNOWN_COMMAND ; setinfo    ;
-            ERR Unknown Redis command called from script script: b8, on @user_script:5.                      ; UNKNOWN_COMMAND ; publish    ;
-            """)
+    @MethodSource("replies")
     void readsWhatWasRefusedAndWhichCommand(String reply, Kind kind, String command) {
         Refusal refusal = Refusal.parse(reply, SCRIPT);
         assertThat(refusal).isNotNull();
@@ -86,12 +105,13 @@ class RefusalTest {
 
     @Test
     void findsTheReplyInTheCausesAndInSuppressedFailures() {
-        RedisCommandExecutionException reply =
-                new RedisCommandExecutionException("NOPERM this user has no permissions to run the 'cluster|nodes' command");
+        RedisCommandExecutionException reply = new RedisCommandExecutionException(
+                "NOPERM this user has no permissions to run the 'cluster|nodes' command");
         assertThat(Refusal.of(new CompletionException(new IllegalStateException("wrapped", reply)), null))
                 .extracting(Refusal::command).isEqualTo("cluster|nodes");
 
-        RedisException topology = new RedisException("Cannot retrieve cluster partitions from [redis://127.0.0.1:7000]");
+        RedisException topology =
+                new RedisException("Cannot retrieve cluster partitions from [redis://127.0.0.1:7000]");
         topology.addSuppressed(new RedisException("node 1", reply));
         Refusal refusal = Refusal.of(topology, null);
         assertThat(refusal).isNotNull();
