@@ -18,11 +18,16 @@ final class RefusedCalls {
     private RefusedCalls() {
     }
 
-    /** @return {@code reply}, failing with an explanation when the server refused the call (see {@link #explained}) */
-    static <T> CompletableFuture<T> explained(CompletableFuture<T> reply, SemaphoreKeys keys, String call,
-                                              @Nullable String script) {
-        return reply.exceptionallyCompose(error ->
-                CompletableFuture.failedFuture(explained(error, keys, call, script)));
+    /**
+     * @param after what the call sent after the script, in words ("" if nothing)
+     * @return {@code reply}, failing with an explanation when the server refused the script call
+     *         (see {@link #explained(Throwable, SemaphoreKeys, String, String)}); the explanation is
+     *         made only then
+     */
+    static <T> CompletableFuture<T> explained(CompletableFuture<T> reply, SemaphoreKeys keys, ScriptCall<?> call,
+                                              String after) {
+        return reply.exceptionallyCompose(error -> CompletableFuture.failedFuture(
+                explained(error, keys, scriptCall(call) + after, call.script().getScriptAsString())));
     }
 
     /**

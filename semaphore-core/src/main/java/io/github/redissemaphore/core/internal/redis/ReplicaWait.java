@@ -67,8 +67,7 @@ public final class ReplicaWait {
                                 .thenApply(acknowledged -> new Replicated<>(value, acknowledged.intValue()))));
         return RefusedCalls.explained(connections.within(keys, reply, connections.timeout().plus(replication.timeout()),
                 replicated -> new Replicated<>(call.parse(new Reply(replicated.reply())), replicated.acknowledged())),
-                keys, RefusedCalls.scriptCall(call) + " with the SET and WAIT for replicas after it",
-                call.script().getScriptAsString());
+                keys, call, " with the SET and WAIT for replicas after it");
     }
 
     /**

@@ -56,7 +56,7 @@ public final class ScriptRunner {
         byte[][] args = encode(call.args());
         connections.send(reply, redis -> eval(redis, call, keys.bytes(), args));
         return RefusedCalls.explained(connections.within(keys, reply, timeout(), value -> call.parse(new Reply(value))),
-                keys, RefusedCalls.scriptCall(call), call.script().getScriptAsString());
+                keys, call, "");
     }
 
     /** Sends {@code call} and waits for its reply, at most {@link #timeout()}. */
