@@ -449,7 +449,7 @@ public final class RedisConnections implements AutoCloseable {
                         Throwable cause = cause(error);
                         if (cause instanceof TimeoutException) {
                             unanswered();
-                            cause = new RedisCommandTimeoutException(noReply(limit));
+                            cause = noReply(limit);
                         }
                         throw unavailable(keys.name(), cause);
                     }
@@ -461,19 +461,40 @@ public final class RedisConnections implements AutoCloseable {
                 });
     }
 
-    /** Why a call got no reply in time: no connection could be made (and why), or Redis did not answer. */
-    private String noReply(Duration limit) {
+    /**
+     * Why a call got no reply in time: no connection could be made (and why, the connect failure
+     * kept as the cause so its own cause, such as {@code WRONGPASS} or a TLS error, is in the
+     * trace), or Redis did not answer.
+     */
+    private RedisCommandTimeoutException noReply(Duration limit) {
         lock.lock();
         try {
             RuntimeException failure = lastConnectFailure;
             if (link == null && failure != null) {
-                return "no connection to Redis within " + limit.toMillis() + " ms (" + failure.getMessage()
-                        + refused(failure) + ")";
+                RedisCommandTimeoutException timeout = new RedisCommandTimeoutException(
+                        "no connection to Redis within " + limit.toMillis() + " ms (" + describe(failure)
+                                + refused(failure) + ")");
+                timeout.initCause(failure);
+                return timeout;
             }
         } finally {
             lock.unlock();
         }
-        return "no reply within " + limit.toMillis() + " ms";
+        return new RedisCommandTimeoutException("no reply within " + limit.toMillis() + " ms");
+    }
+
+    /**
+     * @return a connect failure's message, and its root cause's when that says more (the server's
+     *         reply, a TLS error)
+     */
+    private static String describe(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String message = String.valueOf(failure.getMessage());
+        return root == failure || root.getMessage() == null || message.contains(root.getMessage())
+                ? message : message + ": " + root.getMessage();
     }
 
     /** @return why a connection could not be made when the server refused a command it needs, else "" */
