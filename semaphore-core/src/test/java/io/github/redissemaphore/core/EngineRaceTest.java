@@ -35,6 +35,7 @@ import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
@@ -47,6 +48,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * defaults (waiter tick 1 s, waiter heartbeat 5 s) unless a test says otherwise; each registry on a
  * connection factory of its own stands for a separate JVM.
  */
+@Tag("slow")
 @RedisTest
 class EngineRaceTest {
 
