@@ -204,6 +204,7 @@ class EngineRaceTest {
         Permit held = holderJvm.tryAcquire().orElseThrow();
         Path log = Files.createTempFile("race-waiter-", ".log");
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", // a short life: start-up costs most
                 "-cp", System.getProperty("java.class.path"), WaiterProcess.class.getName(),
                 server.host(), String.valueOf(server.port()), prefix, name, "1", "1", "30000",
                 String.valueOf(HEARTBEAT.toMillis()), String.valueOf(TICK.toMillis()), "120000")

@@ -26,6 +26,7 @@ import static org.awaitility.Awaitility.await;
  * grant waits for replicas, other callers' commands do not wait behind it; and an application's
  * pipelining flush policy does not hold a grant's commands back.
  */
+@Tag("redis-compat")
 @Tag("slow")
 class ReplicaAcknowledgementTest {
 

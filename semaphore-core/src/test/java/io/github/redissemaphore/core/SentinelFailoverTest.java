@@ -17,6 +17,7 @@ import static org.awaitility.Awaitility.await;
  * the replica, and the library follows on its own. A lease that had reached the replica survives,
  * so the limit holds; waiting and renewal go on against the new master.
  */
+@Tag("redis-compat")
 @Tag("slow")
 class SentinelFailoverTest {
 
