@@ -6,6 +6,7 @@ import io.github.redissemaphore.test.RedisTest;
 import org.junit.jupiter.api.Tag;
 
 /** The engine's contract on a 3-master Redis Cluster: every key of a semaphore in one slot. */
+@Tag("slow")
 @Tag("redis-compat")
 @RedisTest
 class ClusterCoreTest extends CoreSemaphoreContract {

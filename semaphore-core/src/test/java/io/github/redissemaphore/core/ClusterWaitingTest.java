@@ -27,6 +27,7 @@ import static org.awaitility.Awaitility.await;
  * Waiting and hand-off on a 3-master Redis Cluster: the shared contract, and sharded pub/sub
  * (grants are {@code SPUBLISH}ed on a channel in the semaphore's own slot).
  */
+@Tag("slow")
 @Tag("redis-compat")
 @RedisTest
 class ClusterWaitingTest extends WaitingContract {

@@ -19,6 +19,7 @@ import static org.awaitility.Awaitility.await;
  * persistence, or a failover to a replica that missed the last writes): the limit can break,
  * holders learn it, and fencing tokens still only go up.
  */
+@Tag("slow")
 @Tag("redis-compat")
 @RedisTest
 class GuaranteesTest {

@@ -35,6 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 /** The test support itself, on real Redis servers. */
+@Tag("slow")
 @Tag("redis-compat")
 @RedisTest
 class RedisSupportTest {
