@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -80,6 +81,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * -Dsurefire.failIfNoSpecifiedTests=false}; other knobs: chaos.workers, chaos.threads,
  * chaos.permits, chaos.leaseMs, chaos.longHoldPercent.
  */
+@Tag("slow")
 @RedisTest
 class ChaosTest {
 

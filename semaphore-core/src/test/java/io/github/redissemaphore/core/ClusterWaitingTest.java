@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,6 +27,8 @@ import static org.awaitility.Awaitility.await;
  * Waiting and hand-off on a 3-master Redis Cluster: the shared contract, and sharded pub/sub
  * (grants are {@code SPUBLISH}ed on a channel in the semaphore's own slot).
  */
+@Tag("slow")
+@Tag("redis-compat")
 @RedisTest
 class ClusterWaitingTest extends WaitingContract {
 

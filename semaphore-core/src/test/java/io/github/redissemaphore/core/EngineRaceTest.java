@@ -35,6 +35,7 @@ import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
@@ -47,6 +48,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * defaults (waiter tick 1 s, waiter heartbeat 5 s) unless a test says otherwise; each registry on a
  * connection factory of its own stands for a separate JVM.
  */
+@Tag("slow")
 @RedisTest
 class EngineRaceTest {
 
@@ -202,6 +204,7 @@ class EngineRaceTest {
         Permit held = holderJvm.tryAcquire().orElseThrow();
         Path log = Files.createTempFile("race-waiter-", ".log");
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", // a short life: start-up costs most
                 "-cp", System.getProperty("java.class.path"), WaiterProcess.class.getName(),
                 server.host(), String.valueOf(server.port()), prefix, name, "1", "1", "30000",
                 String.valueOf(HEARTBEAT.toMillis()), String.valueOf(TICK.toMillis()), "120000")

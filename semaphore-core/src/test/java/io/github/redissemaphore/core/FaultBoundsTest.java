@@ -35,6 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.data.redis.connection.RedisConnection;
@@ -80,6 +81,8 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * late (its deadline was counted from the reply), and a wait on a stuck cluster node (its first
  * wait subscribed with a blocking call).
  */
+@Tag("redis-compat")
+@Tag("slow")
 @RedisTest
 class FaultBoundsTest {
 

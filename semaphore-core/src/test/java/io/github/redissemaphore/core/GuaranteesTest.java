@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,6 +19,8 @@ import static org.awaitility.Awaitility.await;
  * persistence, or a failover to a replica that missed the last writes): the limit can break,
  * holders learn it, and fencing tokens still only go up.
  */
+@Tag("slow")
+@Tag("redis-compat")
 @RedisTest
 class GuaranteesTest {
 

@@ -36,6 +36,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import org.awaitility.core.ConditionTimeoutException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -141,6 +142,8 @@ import static org.awaitility.Awaitility.await;
  *     -Dsurefire.failIfNoSpecifiedTests=false
  * </pre>
  */
+@Tag("redis-compat")
+@Tag("slow")
 @RedisTest
 class ModelBasedTest {
 

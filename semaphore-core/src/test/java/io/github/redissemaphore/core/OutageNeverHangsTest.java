@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -35,6 +36,8 @@ import static org.awaitility.Awaitility.await;
  * how late a 10 ms JDK timer ran while the measured call did ({@link SchedulingNoise}), so a loaded
  * machine does not fail a library that keeps its time.
  */
+@Tag("redis-compat")
+@Tag("slow")
 @RedisTest
 class OutageNeverHangsTest {
 

@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
@@ -31,6 +32,7 @@ import static org.awaitility.Awaitility.await;
  * NOPERM on a key, a command a script runs, or a channel names it and the rule that grants it; a
  * server without scripting (OCI Cache's sharded clusters) is named as one the library cannot use.
  */
+@Tag("redis-compat")
 @RedisTest
 class RefusedCommandsTest {
 

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -25,6 +26,8 @@ import static org.awaitility.Awaitility.await;
  * grant waits for replicas, other callers' commands do not wait behind it; and an application's
  * pipelining flush policy does not hold a grant's commands back.
  */
+@Tag("redis-compat")
+@Tag("slow")
 class ReplicaAcknowledgementTest {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(5);

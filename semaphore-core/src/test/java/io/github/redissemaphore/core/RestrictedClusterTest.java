@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
@@ -29,6 +30,8 @@ import static org.awaitility.Awaitility.await;
  * {@code CLIENT} subcommand (as Dragonfly refuses several). Without {@code CLUSTER NODES}, which the
  * client needs to learn the cluster's slots, nothing can work: a call says so.
  */
+@Tag("redis-compat")
+@Tag("slow")
 @RedisTest
 class RestrictedClusterTest {
 

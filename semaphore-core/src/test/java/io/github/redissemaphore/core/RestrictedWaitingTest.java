@@ -4,6 +4,7 @@ import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -11,6 +12,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * {@link WaitingContract} as the user of each {@link RestrictedOffering}: it passes, and Redis
  * refused the user nothing, so the library needs none of the commands these offerings take away.
  */
+@Tag("redis-compat")
 @RedisTest
 @ParameterizedClass(name = "{0}")
 @EnumSource(RestrictedOffering.class)

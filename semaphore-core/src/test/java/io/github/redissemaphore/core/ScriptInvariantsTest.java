@@ -37,6 +37,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.RedisCallback;
@@ -47,6 +48,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * whatever id a client sends, in whatever order, no script errors and the data-model invariants of
  * {@code _common.lua} hold after every call, checked by reading the keys ({@link ScriptSnapshot}).
  */
+@Tag("redis-compat")
 @RedisTest
 class ScriptInvariantsTest {
 

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -16,6 +17,8 @@ import static org.awaitility.Awaitility.await;
  * the replica, and the library follows on its own. A lease that had reached the replica survives,
  * so the limit holds; waiting and renewal go on against the new master.
  */
+@Tag("redis-compat")
+@Tag("slow")
 class SentinelFailoverTest {
 
     @Test

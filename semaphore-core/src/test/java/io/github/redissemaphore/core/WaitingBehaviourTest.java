@@ -108,6 +108,7 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
         RedisSemaphore semaphore = newRegistry().semaphore(name, two);
         Permit held = semaphore.tryAcquire().orElseThrow();
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", // a short life: start-up costs most
                 "-cp", System.getProperty("java.class.path"), WaiterProcess.class.getName(),
                 server.host(), String.valueOf(server.port()), server.keyPrefix(), name, "2", "2", "30000", "2000",
                 "200", "300000")

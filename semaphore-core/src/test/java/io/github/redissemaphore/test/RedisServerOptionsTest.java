@@ -16,12 +16,14 @@ import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /** The test support's servers with arguments of a test's own: ACL users, TLS. */
+@Tag("redis-compat")
 class RedisServerOptionsTest {
 
     @Test

@@ -16,6 +16,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
@@ -34,6 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 /** The test support itself, on real Redis servers. */
+@Tag("slow")
+@Tag("redis-compat")
 @RedisTest
 class RedisSupportTest {
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.DiscoverySelector;
 
@@ -23,6 +24,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
  * one of their own. The starter's Spring tests are run the same way by its
  * {@code SpringTestsLeaveRedisUrlIntactTest}.
  */
+@Tag("slow")
 class RedisUrlIsLeftIntactTest {
 
     private static final String CORE = "io.github.redissemaphore.core.";

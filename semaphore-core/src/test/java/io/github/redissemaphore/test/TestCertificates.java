@@ -117,6 +117,8 @@ public final class TestCertificates {
         List<String> command = new ArrayList<>(List.of(keytool.toString()));
         command.addAll(List.of(arguments));
         command.addAll(List.of("-storepass", STORE_PASSWORD, "-noprompt"));
+        // keytool's JVM lives a second: the quick compiler and collector alone start it for less CPU
+        command.addAll(List.of("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"));
         try {
             Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
             process.getOutputStream().close();

@@ -30,6 +30,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -44,6 +45,7 @@ import org.junit.jupiter.api.Timeout;
  * back, are printed (in {@code target/surefire-reports/...-output.txt}). Each child's output is
  * kept in {@code target/fleet-in-separate-processes/}.
  */
+@Tag("slow")
 class FleetInSeparateProcessesTest {
 
     /** JVM start-up of a Spring Boot app on a loaded machine can take 10-20 s; be generous. */

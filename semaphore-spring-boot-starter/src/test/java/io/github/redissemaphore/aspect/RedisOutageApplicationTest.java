@@ -25,6 +25,7 @@ import java.util.function.Supplier;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -47,6 +48,7 @@ import static org.awaitility.Awaitility.await;
  * guarded calls succeed within 2 s. Every figure is printed; each bound is widened by how late a
  * 10 ms JDK timer ran meanwhile ({@link SchedulingNoise}).
  */
+@Tag("slow")
 @RedisTest
 class RedisOutageApplicationTest {
 

@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -35,6 +36,7 @@ import static org.awaitility.Awaitility.await;
  * the restricted user (sharded inbox, SPUBLISH hand-off, renewal, endpoint, runtime limits, a
  * lease adopted and released by id) and no node refuses any of its commands.
  */
+@Tag("slow")
 @RedisTest
 class AclClusterTest {
 

@@ -36,6 +36,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -54,6 +55,7 @@ import static org.awaitility.Awaitility.await;
  * and we theirs, and a user with an older rule that lacks a command is refused before a script
  * changes anything.
  */
+@Tag("slow")
 class AclLeastPrivilegeTest {
 
     private static final String APP = "app";

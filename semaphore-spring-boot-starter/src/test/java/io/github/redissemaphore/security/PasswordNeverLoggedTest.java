@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import ch.qos.logback.classic.Level;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -36,6 +37,7 @@ import static org.awaitility.Awaitility.await;
  * caller waits, then coming back. The library, Spring and Lettuce log at DEBUG meanwhile; the
  * console (stdout and stderr) is searched as well.
  */
+@Tag("slow")
 @ExtendWith(OutputCaptureExtension.class)
 class PasswordNeverLoggedTest {
 

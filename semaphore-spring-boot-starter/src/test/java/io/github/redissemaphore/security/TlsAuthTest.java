@@ -22,6 +22,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -36,6 +37,7 @@ import static org.awaitility.Awaitility.await;
  * the ACL rule of docs/operating.md. The server's plain port is left open for the test support's admin calls
  * only; every connection of the application is checked to arrive on the TLS port.
  */
+@Tag("slow")
 class TlsAuthTest {
 
     static final String PASSWORD = "tls-app-pw-Vb6k";

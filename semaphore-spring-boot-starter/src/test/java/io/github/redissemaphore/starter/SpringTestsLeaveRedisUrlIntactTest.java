@@ -4,6 +4,7 @@ import io.github.redissemaphore.test.UsersRedis;
 
 import java.util.List;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.DiscoverySelector;
 
@@ -24,6 +25,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
  * {@code @SpringBootTest} classes: they take {@code RedisServers.shared()}, made once per JVM and
  * held with Spring's cached test contexts, which a run inside this JVM cannot point elsewhere.
  */
+@Tag("slow")
 class SpringTestsLeaveRedisUrlIntactTest {
 
     private static final String TESTS = "io.github.redissemaphore.";

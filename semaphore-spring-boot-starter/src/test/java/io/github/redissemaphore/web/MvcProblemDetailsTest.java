@@ -3,6 +3,7 @@ package io.github.redissemaphore.web;
 import io.github.redissemaphore.annotation.DistributedSemaphore;
 import io.github.redissemaphore.test.RedisServer;
 
+import org.junit.jupiter.api.Tag;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.context.annotation.Import;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -10,6 +11,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 /** The 429/503 answers of a Spring MVC application, whose guarded service blocks. */
+@Tag("slow")
 class MvcProblemDetailsTest extends ProblemDetailsHttpTestBase {
 
     MvcProblemDetailsTest(RedisServer server) {

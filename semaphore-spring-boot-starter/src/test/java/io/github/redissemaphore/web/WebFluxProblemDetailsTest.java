@@ -3,6 +3,7 @@ package io.github.redissemaphore.web;
 import io.github.redissemaphore.annotation.DistributedSemaphore;
 import io.github.redissemaphore.test.RedisServer;
 
+import org.junit.jupiter.api.Tag;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.context.annotation.Import;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -11,6 +12,7 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
 /** The 429/503 answers of a WebFlux application, whose guarded service answers with a {@link Mono}. */
+@Tag("slow")
 class WebFluxProblemDetailsTest extends ProblemDetailsHttpTestBase {
 
     WebFluxProblemDetailsTest(RedisServer server) {

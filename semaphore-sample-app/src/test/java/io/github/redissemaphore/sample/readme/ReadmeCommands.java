@@ -30,7 +30,7 @@ final class ReadmeCommands {
     private static final Pattern SYSTEM_PROPERTY_OPTION = Pattern.compile("-D([\\w.-]+)(=\\S*)?");
 
     /** System properties Maven and Surefire read themselves, not our sources. */
-    private static final List<String> MAVEN_PROPERTIES = List.of("test", "skipTests", "skipITs");
+    private static final List<String> MAVEN_PROPERTIES = List.of("test", "skipTests", "skipITs", "forkCount");
     private static final List<String> MAVEN_PROPERTY_PREFIXES = List.of("maven.", "surefire.", "failsafe.");
 
     private final ProjectSources project;
