@@ -8,6 +8,7 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
@@ -24,6 +25,8 @@ public final class BootLine {
     public static final Class<?> REDIS_AUTO_CONFIGURATION = DataRedisAutoConfiguration.class;
     /** Boot's Micrometer metrics auto-configuration. */
     public static final Class<?> METRICS_AUTO_CONFIGURATION = MetricsAutoConfiguration.class;
+    /** The "type" of a problem detail that has none (about:blank) as Spring writes it: null when left out. */
+    public static final @Nullable String BLANK_PROBLEM_TYPE = null;
     /** Boot's Micrometer observation auto-configuration. */
     public static final Class<?> OBSERVATION_AUTO_CONFIGURATION = ObservationAutoConfiguration.class;
 
