@@ -1,5 +1,6 @@
 package io.github.redissemaphore.actuate;
 
+import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.starter.BootLine;

@@ -2,8 +2,8 @@ package io.github.redissemaphore.starter;
 
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreEndpointAutoConfiguration;
-import io.github.redissemaphore.autoconfigure.DistributedSemaphoreHealthAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreMetricsAutoConfiguration;
+import io.github.redissemaphore.autoconfigure.health.DistributedSemaphoreHealthAutoConfiguration;
 import io.github.redissemaphore.test.RedisServer;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

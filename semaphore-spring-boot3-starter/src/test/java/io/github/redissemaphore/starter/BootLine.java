@@ -1,6 +1,6 @@
 package io.github.redissemaphore.starter;
 
-import io.github.redissemaphore.actuate.SemaphoresHealthIndicator;
+import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
 
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;

@@ -1,12 +1,13 @@
-package io.github.redissemaphore.actuate;
+package io.github.redissemaphore.actuate.health;
 
+import io.github.redissemaphore.actuate.SemaphoresHealth;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 
-import org.springframework.boot.actuate.health.AbstractHealthIndicator;
-import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
 
 /**
- * The {@code semaphores} health contributor on Spring Boot 3's health API: this JVM's side of each
+ * The {@code semaphores} health contributor on Spring Boot 4's health API: this JVM's side of each
  * semaphore it uses, from memory, DOWN only while the leases it holds are at risk. What it reports
  * and when: {@link SemaphoresHealth}.
  */
