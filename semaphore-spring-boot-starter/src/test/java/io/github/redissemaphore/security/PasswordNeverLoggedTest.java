@@ -56,7 +56,7 @@ class PasswordNeverLoggedTest {
                     .withPropertyValues(TlsAuthTest.trustingTheTestCa(certificates))
                     .withPropertyValues("distributed-semaphore.waiter-tick=200ms",
                             "distributed-semaphore.waiter-heartbeat=2s",
-                            "distributed-semaphore.semaphores.held.lease-time=300ms",
+                            "distributed-semaphore.semaphores.held.lease-time=1s",
                             "spring.data.redis.timeout=1s")
                     .withBean(Guarded.class);
             String[] properties = {"spring.data.redis.ssl.enabled=true", "spring.data.redis.host=127.0.0.1",
@@ -126,7 +126,8 @@ class PasswordNeverLoggedTest {
         RedisSemaphore semaphore = context.getBean(SemaphoreRegistry.class).semaphore("held");
         Permit held = semaphore.tryAcquire().orElseThrow();
         CompletableFuture<Permit> waiting = semaphore.acquireAsync(1, Duration.ofSeconds(20));
-        await().atMost(Duration.ofSeconds(5)).until(() -> semaphore.state().waiters().size() == 1);
+        // queued; or, on a machine so busy that a renewal came after the lease ended, already served
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiting.isDone() || semaphore.state().waiters().size() == 1);
 
         server.stop();
         record(catchThrowable(semaphore::tryAcquire));
