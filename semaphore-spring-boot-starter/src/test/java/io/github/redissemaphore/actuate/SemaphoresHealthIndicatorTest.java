@@ -1,7 +1,9 @@
 package io.github.redissemaphore.actuate;
 
+import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
@@ -12,8 +14,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.health.contributor.Health;
-import org.springframework.boot.health.contributor.Status;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -32,18 +32,16 @@ class SemaphoresHealthIndicatorTest {
     void upWithWhatThisJvmHoldsAndWaitsFor() {
         StarterContexts.on(shared).run(context -> {
             SemaphoresHealthIndicator health = context.getBean(SemaphoresHealthIndicator.class);
-            assertThat(health.health()).as("no semaphore used yet")
-                    .satisfies(result -> assertThat(result.getStatus()).isEqualTo(Status.UP))
-                    .satisfies(result -> assertThat(result.getDetails()).isEmpty());
+            assertThat(BootLine.status(health)).as("no semaphore used yet").isEqualTo("UP");
+            assertThat(BootLine.details(health)).as("no semaphore used yet").isEmpty();
 
             SemaphoreRegistry registry = context.getBean(SemaphoreRegistry.class);
             Permit held = registry.semaphore("health-up").tryAcquire().orElseThrow();
             CompletableFuture<Permit> waiting = registry.semaphore("health-up").acquireAsync(1, Duration.ofSeconds(30));
             await().until(() -> registry.semaphore("health-up").localState().waiters() == 1);
 
-            Health result = health.health();
-            assertThat(result.getStatus()).isEqualTo(Status.UP);
-            assertThat(semaphores(result)).containsEntry("health-up",
+            assertThat(BootLine.status(health)).isEqualTo("UP");
+            assertThat(BootLine.details(health)).containsEntry("health-up",
                     Map.of("permitsHeld", 1, "waiters", 1, "inboxSubscribed", true));
             waiting.cancel(true);
             held.release();
@@ -65,18 +63,17 @@ class SemaphoresHealthIndicatorTest {
                     Permit permit = context.getBean(SemaphoreRegistry.class).semaphore("paused").tryAcquire()
                             .orElseThrow();
                     server.pause(Duration.ofSeconds(15));
-                    assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+                    assertThat(BootLine.status(health)).isEqualTo("UP");
 
-                    await().atMost(Duration.ofSeconds(14)).until(() -> health.health().getStatus()
-                            .equals(Status.DOWN));
+                    await().atMost(Duration.ofSeconds(14)).until(() -> BootLine.status(health).equals("DOWN"));
                     @SuppressWarnings("unchecked")
-                    Map<String, Object> paused = (Map<String, Object>) semaphores(health.health()).get("paused");
+                    Map<String, Object> paused = (Map<String, Object>) BootLine.details(health).get("paused");
                     assertThat(paused).containsEntry("permitsHeld", 1).containsEntry("leasesAtRisk", true)
                             .containsKey("renewalFailingSince");
 
-                    await().atMost(Duration.ofSeconds(10)).until(() -> health.health().getStatus().equals(Status.UP));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> BootLine.status(health).equals("UP"));
                     assertThat(permit.isHeld()).isTrue();
-                    assertThat(semaphores(health.health()).get("paused"))
+                    assertThat(BootLine.details(health).get("paused"))
                             .isEqualTo(Map.of("permitsHeld", 1, "waiters", 0, "inboxSubscribed", true));
                     permit.release();
                 });
@@ -88,9 +85,5 @@ class SemaphoresHealthIndicatorTest {
                 .run(context -> assertThat(context).hasNotFailed()
                         .doesNotHaveBean(SemaphoresHealthIndicator.class)
                         .hasSingleBean(SemaphoreRegistry.class));
-    }
-
-    private static Map<String, Object> semaphores(Health health) {
-        return health.getDetails();
     }
 }

@@ -4,6 +4,7 @@ import io.github.redissemaphore.annotation.DistributedSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.starter.Gate;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.Dedicated;
@@ -29,7 +30,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import reactor.core.publisher.Mono;
@@ -72,7 +72,7 @@ class RedisOutageApplicationTest {
     /** Boot's and the library's defaults but the semaphore's own settings, on {@code url}. */
     private static ApplicationContextRunner instance(RedisServer server, String url) {
         return StarterContexts.on(server)
-                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(BootLine.METRICS_AUTO_CONFIGURATION))
                 .withBean(SimpleMeterRegistry.class)
                 .withBean(BurstService.class)
                 .withPropertyValues("spring.data.redis.url=" + url,

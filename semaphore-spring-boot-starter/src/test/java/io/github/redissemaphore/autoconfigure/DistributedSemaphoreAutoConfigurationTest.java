@@ -2,7 +2,7 @@ package io.github.redissemaphore.autoconfigure;
 
 import io.github.redissemaphore.actuate.LimitRequestCheck;
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
-import io.github.redissemaphore.actuate.SemaphoresHealthIndicator;
+import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
 import io.github.redissemaphore.aspect.DistributedSemaphoreAspect;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.RedisSemaphore;

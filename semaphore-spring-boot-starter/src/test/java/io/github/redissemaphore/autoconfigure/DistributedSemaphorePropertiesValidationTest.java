@@ -12,7 +12,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import io.github.redissemaphore.starter.BootLine;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThatException;
 class DistributedSemaphorePropertiesValidationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootLine.REDIS_AUTO_CONFIGURATION,
                     DistributedSemaphoreAutoConfiguration.class))
             // never reached: binding fails first
             .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:1");
@@ -101,7 +101,8 @@ class DistributedSemaphorePropertiesValidationTest {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({DataRedisAutoConfiguration.class, DistributedSemaphoreAutoConfiguration.class})
+    @BootLine.ImportRedisAutoConfiguration
+    @ImportAutoConfiguration(DistributedSemaphoreAutoConfiguration.class)
     static class MinimalApplication {
     }
 }

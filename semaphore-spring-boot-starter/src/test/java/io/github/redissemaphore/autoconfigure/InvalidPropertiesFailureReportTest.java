@@ -12,7 +12,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import io.github.redissemaphore.starter.BootLine;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
@@ -201,7 +201,8 @@ class InvalidPropertiesFailureReportTest {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({DataRedisAutoConfiguration.class, AopAutoConfiguration.class,
+    @BootLine.ImportRedisAutoConfiguration
+    @ImportAutoConfiguration({AopAutoConfiguration.class,
             DistributedSemaphoreAutoConfiguration.class})
     static class MinimalApplication {
     }

@@ -11,7 +11,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import io.github.redissemaphore.starter.BootLine;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
@@ -63,8 +63,8 @@ class StartupFailureLogTest {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({DataRedisAutoConfiguration.class, AopAutoConfiguration.class,
-            DistributedSemaphoreAutoConfiguration.class, DistributedSemaphoreMetricsAutoConfiguration.class,
+    @BootLine.ImportRedisAutoConfiguration
+    @ImportAutoConfiguration({AopAutoConfiguration.class, DistributedSemaphoreAutoConfiguration.class, DistributedSemaphoreMetricsAutoConfiguration.class,
             DistributedSemaphoreEndpointAutoConfiguration.class})
     static class ReportApplication {
 

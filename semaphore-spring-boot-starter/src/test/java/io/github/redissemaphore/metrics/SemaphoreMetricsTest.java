@@ -8,6 +8,7 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.internal.Engines;
+import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.starter.Gate;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.RedisServer;
@@ -29,8 +30,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.bind.BindException;
-import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
-import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -50,7 +49,7 @@ class SemaphoreMetricsTest {
 
     SemaphoreMetricsTest(RedisServer server) {
         this.runner = StarterContexts.on(server)
-                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(BootLine.METRICS_AUTO_CONFIGURATION))
                 .withBean(SimpleMeterRegistry.class)
                 .withBean(MeteredService.class)
                 .withPropertyValues("distributed-semaphore.semaphores.metered.permits=2",
@@ -203,7 +202,7 @@ class SemaphoreMetricsTest {
 
     @Test
     void switchedOffNoSemaphoreMeterExists() {
-        runner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class))
+        runner.withConfiguration(AutoConfigurations.of(BootLine.OBSERVATION_AUTO_CONFIGURATION))
                 .withPropertyValues("distributed-semaphore.metrics.enabled=false")
                 .run(context -> {
                     assertThat(context).hasNotFailed().doesNotHaveBean(SemaphoreMetrics.class);
@@ -225,7 +224,7 @@ class SemaphoreMetricsTest {
     @Test
     void theAcquireTimerExistsExactlyOnceWhetherTheAcquisitionsAreObservedOrNot() {
         ApplicationContextRunner observed = runner.withConfiguration(
-                AutoConfigurations.of(ObservationAutoConfiguration.class));
+                AutoConfigurations.of(BootLine.OBSERVATION_AUTO_CONFIGURATION));
         Map<String, ApplicationContextRunner> configurations = new LinkedHashMap<>();
         configurations.put("no ObservationRegistry", runner);
         configurations.put("observed", observed);
@@ -252,7 +251,7 @@ class SemaphoreMetricsTest {
 
     @Test
     void aSwitchThatIsNeitherTrueNorFalseStopsTheStartUp() {
-        runner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class))
+        runner.withConfiguration(AutoConfigurations.of(BootLine.OBSERVATION_AUTO_CONFIGURATION))
                 .withPropertyValues("distributed-semaphore.metrics.enabled=flase")
                 .run(context -> {
                     assertThat(context).hasFailed();

@@ -13,7 +13,7 @@ import java.util.Map;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import io.github.redissemaphore.starter.BootLine;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
@@ -30,7 +30,7 @@ final class SecuredContexts {
     /** @return a runner with Boot's Redis, AOP and SSL auto-configuration, ours, and no Redis address yet */
     static ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, AopAutoConfiguration.class,
+                .withConfiguration(AutoConfigurations.of(BootLine.REDIS_AUTO_CONFIGURATION, AopAutoConfiguration.class,
                         SslAutoConfiguration.class, DistributedSemaphoreAutoConfiguration.class,
                         DistributedSemaphoreMetricsAutoConfiguration.class,
                         DistributedSemaphoreEndpointAutoConfiguration.class))

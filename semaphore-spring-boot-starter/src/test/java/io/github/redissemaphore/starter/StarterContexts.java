@@ -2,13 +2,12 @@ package io.github.redissemaphore.starter;
 
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreEndpointAutoConfiguration;
-import io.github.redissemaphore.autoconfigure.DistributedSemaphoreHealthAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreMetricsAutoConfiguration;
+import io.github.redissemaphore.autoconfigure.health.DistributedSemaphoreHealthAutoConfiguration;
 import io.github.redissemaphore.test.RedisServer;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
@@ -25,7 +24,7 @@ public final class StarterContexts {
     /** @return a runner whose contexts use {@code server} and its key prefix, with quick waiter ticks for tests */
     public static ApplicationContextRunner on(RedisServer server) {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, AopAutoConfiguration.class,
+                .withConfiguration(AutoConfigurations.of(BootLine.REDIS_AUTO_CONFIGURATION, AopAutoConfiguration.class,
                         DistributedSemaphoreAutoConfiguration.class,
                         DistributedSemaphoreMetricsAutoConfiguration.class,
                         DistributedSemaphoreEndpointAutoConfiguration.class,

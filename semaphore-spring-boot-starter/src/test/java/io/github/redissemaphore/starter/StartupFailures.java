@@ -10,7 +10,6 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Configuration;
@@ -50,7 +49,8 @@ public final class StartupFailures {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({DataRedisAutoConfiguration.class, AopAutoConfiguration.class,
+    @BootLine.ImportRedisAutoConfiguration
+    @ImportAutoConfiguration({AopAutoConfiguration.class,
             DistributedSemaphoreAutoConfiguration.class})
     static class StarterApplication {
     }

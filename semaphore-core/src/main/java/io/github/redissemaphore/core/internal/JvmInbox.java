@@ -54,7 +54,8 @@ final class JvmInbox implements Inbox {
         this.channel = channel;
         container.setConnectionFactory(connectionFactory);
         container.setTaskExecutor(dispatch);
-        container.setRecoveryBackoff(new FixedBackOff(RETRY.toMillis()));
+        // the two-argument constructor: Spring Framework 6.2 (Boot 3.5) has no FixedBackOff(long)
+        container.setRecoveryBackoff(new FixedBackOff(RETRY.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS));
         container.setBeanName("semaphore-inbox");
         container.addMessageListener((Message message, byte @Nullable [] pattern) ->
                 Inbox.deliver(new String(message.getBody(), StandardCharsets.UTF_8), grants), new ChannelTopic(channel));

@@ -27,7 +27,7 @@ import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import io.github.redissemaphore.starter.BootLine;
 import org.springframework.boot.test.util.TestPropertyValues;
 import org.springframework.context.aot.ApplicationContextAotGenerator;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
@@ -105,7 +105,8 @@ class AotProcessingTest {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({DataRedisAutoConfiguration.class, AopAutoConfiguration.class,
+    @BootLine.ImportRedisAutoConfiguration
+    @ImportAutoConfiguration({AopAutoConfiguration.class,
             EndpointAutoConfiguration.class, DistributedSemaphoreAutoConfiguration.class,
             DistributedSemaphoreMetricsAutoConfiguration.class, DistributedSemaphoreEndpointAutoConfiguration.class})
     static class Application {

@@ -85,7 +85,10 @@ public class SemaphoresEndpoint {
      *         when the semaphore is unknown here (a write operation cannot answer 404)
      */
     @WriteOperation
-    public SemaphoreDescriptor limit(@Selector String name, @Nullable Integer limit) {
+    public SemaphoreDescriptor limit(@Selector String name,
+                                     // Spring's own @Nullable too: Boot 3's endpoints read only that one
+                                     // (else a null limit is refused as missing); Boot 4's read either
+                                     @org.springframework.lang.Nullable @Nullable Integer limit) {
         if (limit != null && (limit < 1 || limit > SemaphoreSettings.MAX_PERMITS)) {
             String message = "limit must be between 1 and " + SemaphoreSettings.MAX_PERMITS + " (or null to clear it),"
                     + " but was " + limit;

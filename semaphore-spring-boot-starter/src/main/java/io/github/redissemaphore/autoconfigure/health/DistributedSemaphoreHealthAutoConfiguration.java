@@ -1,6 +1,8 @@
-package io.github.redissemaphore.autoconfigure;
+package io.github.redissemaphore.autoconfigure.health;
 
-import io.github.redissemaphore.actuate.SemaphoresHealthIndicator;
+import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
+import io.github.redissemaphore.autoconfigure.OnEnabledCondition;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;

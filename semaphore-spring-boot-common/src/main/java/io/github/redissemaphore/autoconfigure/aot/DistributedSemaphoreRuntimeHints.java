@@ -49,7 +49,9 @@ class DistributedSemaphoreRuntimeHints implements RuntimeHintsRegistrar {
         hints.reflection().registerType(SemaphoreNameValidator.class, MemberCategory.INVOKE_DECLARED_CONSTRUCTORS);
         BindableRuntimeHintsRegistrar.forTypes(DistributedSemaphoreProperties.class).registerHints(hints, classLoader);
         for (Class<?> validated : validatedTypes()) {
-            hints.reflection().registerType(validated, MemberCategory.ACCESS_DECLARED_FIELDS,
+            // DECLARED_FIELDS, not Spring Framework 7's ACCESS_DECLARED_FIELDS: 6.2 has only the former,
+            // which 7 still reads as field access
+            hints.reflection().registerType(validated, MemberCategory.DECLARED_FIELDS,
                     MemberCategory.INVOKE_PUBLIC_METHODS);
         }
     }

@@ -21,7 +21,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -47,7 +46,10 @@ import org.springframework.util.function.SingletonSupplier;
  * renewals until leases are lost), and it stops taking tasks as soon as the context starts
  * closing, while in-flight calls still hold permits that need renewing.
  */
-@AutoConfiguration(after = DataRedisAutoConfiguration.class)
+@AutoConfiguration(afterName = {
+        // Boot 4 and Boot 3 names of the Redis auto-configuration: this class serves both lines
+        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+        "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration"})
 @ConditionalOnClass({SemaphoreRegistry.class, RedisConnectionFactory.class})
 @ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 @Conditional(OnEnabledCondition.class)

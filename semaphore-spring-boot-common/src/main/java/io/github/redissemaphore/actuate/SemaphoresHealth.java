@@ -10,32 +10,26 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
-import org.springframework.boot.health.contributor.AbstractHealthIndicator;
-import org.springframework.boot.health.contributor.Health;
-
 /**
- * The {@code semaphores} health contributor: this JVM's side of each semaphore it uses, from
- * memory (no Redis call, so a health probe never waits for Redis). DOWN only when renewals of
- * permits this JVM holds have been failing for longer than a third of the shortest lease held:
- * the leases are about to be lost, and another JVM may soon take permits this one still counts
- * on. Everything else is UP, including a Redis that is unreachable while nothing is held (the
- * Redis health contributor reports that), and an application that has not used a semaphore yet.
+ * What the {@code semaphores} health contributor reports, apart from Spring Boot's health API, which
+ * differs between Boot lines (each starter's {@code SemaphoresHealthIndicator} turns this into its
+ * line's {@code Health}). Read from memory: no Redis call, so a health probe never waits for Redis.
  *
- * <p>One detail per semaphore, named after it: {@code permitsHeld}, {@code waiters} (this
- * JVM's), {@code inboxSubscribed}, and while renewals fail {@code renewalFailingSince} (and
- * {@code leasesAtRisk} once that is DOWN).
+ * <p>DOWN only when renewals of permits this JVM holds have been failing for longer than a third
+ * of the shortest lease held: the leases are about to be lost, and another JVM may soon take
+ * permits this one still counts on. Everything else is UP, including a Redis that is unreachable
+ * while nothing is held (the Redis health contributor reports that), and an application that has
+ * not used a semaphore yet.
+ *
+ * @param down    whether some semaphore's leases are at risk
+ * @param details one entry per semaphore, named after it: {@code permitsHeld}, {@code waiters}
+ *                (this JVM's), {@code inboxSubscribed}, and while renewals fail
+ *                {@code renewalFailingSince} (and {@code leasesAtRisk} once that is DOWN)
  */
-public class SemaphoresHealthIndicator extends AbstractHealthIndicator {
+public record SemaphoresHealth(boolean down, Map<String, Object> details) {
 
-    private final SemaphoreRegistry registry;
-
-    public SemaphoresHealthIndicator(SemaphoreRegistry registry) {
-        super("Semaphores health check failed");
-        this.registry = registry;
-    }
-
-    @Override
-    protected void doHealthCheck(Health.Builder builder) {
+    /** @return the health of the semaphores {@code registry} has used in this JVM, now */
+    public static SemaphoresHealth of(SemaphoreRegistry registry) {
         Instant now = Instant.now();
         boolean leasesAtRisk = false;
         Map<String, Object> details = new TreeMap<>();
@@ -45,7 +39,7 @@ public class SemaphoresHealthIndicator extends AbstractHealthIndicator {
             leasesAtRisk |= atRisk;
             details.put(state.name(), details(state, atRisk));
         }
-        (leasesAtRisk ? builder.down() : builder.up()).withDetails(details);
+        return new SemaphoresHealth(leasesAtRisk, details);
     }
 
     /** Renewals of held, auto-renewed leases failing for more than a third of the shortest lease held. */

@@ -33,10 +33,16 @@ import org.springframework.context.annotation.Conditional;
  * {@link SemaphoreMetrics}.
  */
 @AutoConfiguration(after = DistributedSemaphoreAutoConfiguration.class, afterName = {
+        // Boot 4
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
-        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"})
+        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+        // Boot 3
+        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, SemaphoreRegistry.class})
 @ConditionalOnBean({MeterRegistry.class, SemaphoreRegistry.class})
 @Conditional(OnEnabledCondition.class)
