@@ -48,8 +48,11 @@ import org.junit.jupiter.api.Timeout;
 @Tag("slow")
 class FleetInSeparateProcessesTest {
 
-    /** JVM start-up of a Spring Boot app on a loaded machine can take 10-20 s; be generous. */
-    private static final Duration START_UP = Duration.ofSeconds(60);
+    /**
+     * JVM start-up of a Spring Boot app on a loaded machine can take 10-20 s; two of them at once,
+     * beside the build's other test JVMs and two busy loops on two cores, took more than 60 s.
+     */
+    private static final Duration START_UP = Duration.ofSeconds(120);
     private static final Duration REDIS_TIMEOUT = Duration.ofSeconds(1);
     /** A 503 comes "within spring.data.redis.timeout": far below the reports' wait-time of 10 s. */
     private static final Duration UNAVAILABLE_ANSWER_BOUND = REDIS_TIMEOUT.plusSeconds(4);

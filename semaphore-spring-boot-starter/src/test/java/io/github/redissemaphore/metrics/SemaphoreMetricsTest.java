@@ -53,8 +53,9 @@ class SemaphoreMetricsTest {
                 .withBean(SimpleMeterRegistry.class)
                 .withBean(MeteredService.class)
                 .withPropertyValues("distributed-semaphore.semaphores.metered.permits=2",
-                        // renewed every 100 ms: renewals show up quickly
-                        "distributed-semaphore.semaphores.metered.lease-time=300ms");
+                        // renewed every 333 ms: renewals show up quickly, and a loaded machine's stall
+                        // of a few hundred ms does not lose the lease
+                        "distributed-semaphore.semaphores.metered.lease-time=1s");
     }
 
     @AfterEach

@@ -66,7 +66,7 @@ class AclClusterTest {
                         "spring.data.redis.password=" + PASSWORD,
                         "distributed-semaphore.waiter-tick=10s",
                         "distributed-semaphore.waiter-heartbeat=30s",
-                        "distributed-semaphore.semaphores.renewed.lease-time=300ms",
+                        "distributed-semaphore.semaphores.renewed.lease-time=1s",
                         "distributed-semaphore.semaphores.handoff.wait-time=20s",
                         "management.endpoints.web.exposure.include=semaphores",
                         "management.endpoint.semaphores.access=UNRESTRICTED")
@@ -83,7 +83,7 @@ class AclClusterTest {
             Gate holding = new Gate();
             Future<String> holder = callers.submit(() -> one.renewed(holding));
             holding.awaitEntered(1);
-            Thread.sleep(1000);
+            Thread.sleep(2000); // twice the lease: held only if renewed
             String permitId = endpoint.semaphore("renewed").holders().get(0).permitId();
             assertThat(endpoint.release("renewed", permitId).released()).isTrue();
             holding.open();
