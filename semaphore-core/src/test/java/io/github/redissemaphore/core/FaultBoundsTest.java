@@ -405,7 +405,7 @@ class FaultBoundsTest {
 
             awaitPauseOver(nodeB);
             permitA.release();
-            assertThat(cluster.keys(PREFIX + ":{" + a + "}:holders")).isEmpty();
+            assertThat(cluster.keys(PREFIX + ":{" + a + "}:deadlines")).isEmpty();
         }
     }
 
@@ -779,13 +779,13 @@ class FaultBoundsTest {
                     }),
                     new Step("Permit.release(2) of 3", () -> permit.set(multi.acquireAsync(3, Duration.ZERO).join()),
                             () -> permit.get().release(2), () -> {
-                        assertThat((String) FaultAdmin.call(server, "HGET", multiKeys.all().get(4), permit.get().id()))
+                        assertThat((String) FaultAdmin.call(server, "HGET", multiKeys.all().get(1), permit.get().id()))
                                 .startsWith("1 ");
                         permit.get().release();
                         assertThat(zmembers(server, multiKeys.all().get(0))).isEmpty();
                     }),
                     new Step("overrideLimit", () -> { }, () -> subject.overrideLimit(2), () -> {
-                        assertThat(FaultAdmin.call(server, "HGET", oneKeys.all().get(1), "override")).isEqualTo("2");
+                        assertThat(FaultAdmin.call(server, "HGET", oneKeys.all().get(1), " override")).isEqualTo("2");
                         subject.clearLimitOverride();
                     }),
                     // The holder's release (release.lua) hands the permit over; the subject JVM

@@ -88,14 +88,6 @@ final class LeaseKeeper implements RenewalTick.Renewals {
         return since;
     }
 
-    @Override
-    public void confirmClaims() {
-        List<Lease> claims = ledger.leases().stream().filter(Lease::needsConfirmation).toList();
-        if (!claims.isEmpty()) {
-            renew(claims, List.of(), false);
-        }
-    }
-
     /**
      * One tick: a single renew call for every lease (or, without auto-renewal, every claim still
      * to confirm) and every waiter this JVM has on this semaphore.
