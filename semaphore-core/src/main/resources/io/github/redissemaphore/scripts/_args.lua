@@ -56,19 +56,24 @@
 -- PERSIST, run by override alone when it sets the first runtime limit (I6), came later than the
 -- other commands: it runs before the first write of its script, so a user whose rule lacks it is
 -- refused with nothing changed.
--- Numbers: a Lua number handed to redis.call reaches Redis in full ("%.17g"); only a string built
--- in Lua (a record, a message) needs string.format('%.0f') for a token, whose 16 digits Lua's own
+-- Numbers: turning a Lua number into text costs a printf, the largest part of a lean script, so a
+-- script keeps the text it read or was given wherever it can (a record is built from the ARGV
+-- strings, a field is written only when it changed, the counter's text is made once per grant).
+-- A Lua number handed to redis.call reaches Redis in full ("%.17g"); only a string built in Lua
+-- (a record, a message) needs string.format('%.0f') for a token, whose 16 digits Lua's own
 -- tostring would print in exponent form.
 
 local DEADLINES, STATE, QUEUE = KEYS[1], KEYS[2], KEYS[3]
 
 -- Argument checks, before any write: a bad value is an error reply, and nothing has changed. (A
--- plain string: Redis 6 cannot report an error table raised from a nested function.)
+-- plain string: Redis 6 cannot report an error table raised from a nested function.) A number
+-- must be written in digits only, so that a script may store the argument's own text in a record.
 local function argNumber(index, min, max)
-  local value = tonumber(ARGV[index])
-  if not value or value ~= math.floor(value) or value < min or value > max then
+  local text = ARGV[index]
+  local value = text and string.find(text, '^%d+$') and text + 0
+  if not value or value < min or value > max then
     error('semaphore script: ARGV[' .. index .. '] must be an integer between ' .. min .. ' and ' .. max
-        .. ', but was ' .. tostring(ARGV[index]), 0)
+        .. ', but was ' .. tostring(text), 0)
   end
   return value
 end

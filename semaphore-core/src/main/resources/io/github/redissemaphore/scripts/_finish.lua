@@ -1,61 +1,75 @@
--- Shared part 5 (see _args.lua): writes the counters back with the records of this call's grants
--- in one HSET, keeps every key's TTL past every deadline (I4), and fills in the reply's usage
+-- Shared part 5 (see _args.lua): writes what changed back in one HSET, with the records of this
+-- call's grants, keeps every key's TTL past every deadline (I4), and fills in the reply's usage
 -- figures. REFRESH (renew): set every key's TTL even when the horizon needs none, as a self-repair.
+-- ' next' stays a lower bound when the deadline it was goes (a release): purging reads it again
+-- once it has passed, so no call writes it only to raise it. Numbers are written as '%d' texts
+-- (an integer printf; Redis would print a Lua number through the far dearer '%.17g').
 do
-  if USED <= 0 and WAITERS <= 0 then
-    -- Nobody holds or waits: no deadline is left (I2).
-    USED, WAITERS, EARLIEST = 0, 0, 0
+  if USED < 0 then
+    USED = 0
   end
   local n = #SETS
-  SETS[n + 1], SETS[n + 2], SETS[n + 3], SETS[n + 4], SETS[n + 5], SETS[n + 6] =
-      ' used', USED, ' waiters', WAITERS, ' next', EARLIEST
-  n = n + 6
-  if SEQ_CHANGED then
-    SETS[n + 1], SETS[n + 2] = ' seq', SEQ
+  if USED ~= USED_READ then
+    SETS[n + 1], SETS[n + 2] = ' used', string.format('%d', USED)
     n = n + 2
   end
-  if LAST_LIMIT ~= CONFIGURED then
-    SETS[n + 1], SETS[n + 2] = ' limit', CONFIGURED
+  if WAITERS ~= WAITERS_READ then
+    SETS[n + 1], SETS[n + 2] = ' waiters', string.format('%d', WAITERS)
+    n = n + 2
+  end
+  if EARLIEST ~= EARLIEST_READ then
+    SETS[n + 1], SETS[n + 2] = ' next', string.format('%d', EARLIEST)
+    n = n + 2
+  end
+  if not SEQ_TEXT then
+    -- A state started anew: the counter goes on from where it was.
+    SEQ_TEXT = string.format('%d', SEQ)
+  end
+  if SEQ_TEXT ~= S[2] then
+    SETS[n + 1], SETS[n + 2] = ' seq', SEQ_TEXT
     n = n + 2
   end
   -- I6: the state key has no TTL while an override is set, and gets it back when it is cleared.
-  local stateTtl = false
-  if OVERRIDE and OVERRIDE ~= SAVED_OVERRIDE then
-    SETS[n + 1], SETS[n + 2] = ' override', OVERRIDE
+  local limits = OVERRIDE and ARGV[1] .. ' ' .. string.format('%d', OVERRIDE) or ARGV[1]
+  if limits ~= LIMITS then
+    SETS[n + 1], SETS[n + 2] = ' limits', limits
     n = n + 2
-  elseif SAVED_OVERRIDE and not OVERRIDE then
-    redis.call('HDEL', STATE, ' override')
-    stateTtl = true
   end
-  -- The expiry only ever moves out: it covers deadlines of earlier calls too (I4).
+  local stateTtl = SAVED_OVERRIDE and not OVERRIDE
   if REFRESH or EXPIRES == 0 or HORIZON + KEY_MIN_MARGIN_MS > EXPIRES then
+    -- The expiry only ever moves out: it covers deadlines of earlier calls too (I4).
     local at = HORIZON + (HORIZON - NOW_MS) + KEY_MARGIN_MS
     if at > EXPIRES then
       EXPIRES = at
     end
-    SETS[n + 1], SETS[n + 2] = ' expires', EXPIRES
+    local text = string.format('%d', EXPIRES)
+    SETS[n + 1], SETS[n + 2] = ' expires', text
     redis.call('HSET', STATE, unpack(SETS))
     if not OVERRIDE then
-      redis.call('PEXPIREAT', STATE, EXPIRES)
+      redis.call('PEXPIREAT', STATE, text)
     end
-    if USED > 0 or WAITERS > 0 or REFRESH then
-      redis.call('PEXPIREAT', DEADLINES, EXPIRES)
-    end
+    redis.call('PEXPIREAT', DEADLINES, text)
     if WAITERS > 0 or REFRESH then
-      redis.call('PEXPIREAT', QUEUE, EXPIRES)
+      redis.call('PEXPIREAT', QUEUE, text)
     end
   else
-    redis.call('HSET', STATE, unpack(SETS))
-    if stateTtl then
-      redis.call('PEXPIREAT', STATE, EXPIRES)
+    if n > 0 then
+      redis.call('HSET', STATE, unpack(SETS))
     end
-    if CREATED_DEADLINES then
-      redis.call('PEXPIREAT', DEADLINES, EXPIRES)
+    if stateTtl then
+      redis.call('PEXPIREAT', STATE, string.format('%d', EXPIRES))
     end
     if CREATED_QUEUE then
-      redis.call('PEXPIREAT', QUEUE, EXPIRES)
+      redis.call('PEXPIREAT', QUEUE, string.format('%d', EXPIRES))
     end
   end
-  R[1], R[2], R[3], R[4], R[6], R[7] = USED, LIMIT, WAITERS, NOW_US, LAST_LIMIT or 0, OVERRIDE or 0
-  R[5] = EARLIEST == 0 and -1 or (EARLIEST > NOW_MS and EARLIEST - NOW_MS or 0)
+  -- {used, waiters, server time us, ms until the earliest deadline (-1: none), limits}: limits 0
+  -- in the usual case (no override, and the previous call was configured as this one), else the
+  -- text "<configured limit of the previous call> <override>" (each 0 when none), from which the
+  -- caller learns of a mismatch or of the runtime limit.
+  R[1], R[2], R[3] = USED, WAITERS, NOW_US
+  R[4] = EARLIEST == 0 and -1 or (EARLIEST > NOW_MS and EARLIEST - NOW_MS or 0)
+  if OVERRIDE or LAST_LIMIT ~= ARGV[1] then
+    R[5] = (LAST_LIMIT or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0')
+  end
 end

@@ -23,7 +23,7 @@ do
     WAITERS = WAITERS - 1
     if waiter and count + 0 <= LIMIT then
       setDeadline(head, claim)
-      token = string.format('%.0f', nextSeq())
+      token = nextSeq()
       local rec = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. inbox .. ' ' .. owner
       SETS[#SETS + 1] = head
       SETS[#SETS + 1] = rec

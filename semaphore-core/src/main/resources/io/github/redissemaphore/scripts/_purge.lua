@@ -23,8 +23,9 @@ if EARLIEST > 0 and EARLIEST <= NOW_MS then
       WAITERS = WAITERS - redis.call('ZREM', QUEUE, unpack(waiters))
     end
   end
-  local first = redis.call('ZRANGE', DEADLINES, 0, 0, 'WITHSCORES')[2]
-  EARLIEST = first and first + 0 or 0
+  local first = redis.call('ZRANGE', DEADLINES, 0, 0, 'WITHSCORES')
+  -- (The sentinel '' at +inf, or nothing: no deadline.)
+  EARLIEST = first[1] and first[1] ~= '' and first[2] + 0 or 0
   if EARLIEST == 0 then
     USED = 0
   elseif USED < 0 then

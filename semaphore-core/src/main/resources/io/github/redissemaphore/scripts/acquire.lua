@@ -31,17 +31,15 @@ if token and token ~= '0' then
   -- It holds already: a repeated call, or a grant from the queue it has not heard of yet. Its
   -- lease is confirmed in full.
   setDeadline(ID, string.match(REC, '^%d+ (%d+) '))
-  R[8], R[9] = 1, token + 0
+  R[6], R[7] = 1, token + 0
 elseif not ticket and USED + count <= LIMIT and (WAITERS == 0 or not fair) then
-  CREATED_DEADLINES = USED == 0 and WAITERS == 0
   setDeadline(ID, lease)
   SETS[#SETS + 1] = ID
-  SETS[#SETS + 1] = count .. ' ' .. lease .. ' ' .. heartbeat .. ' ' .. string.format('%.0f', nextSeq()) .. ' '
-      .. inbox .. ' ' .. owner
+  SETS[#SETS + 1] = ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[7] .. ' ' .. nextSeq() .. ' ' .. inbox .. ' ' .. owner
   USED = USED + count
-  R[8], R[9] = 1, SEQ
+  R[6], R[7] = 1, SEQ
 elseif not wait then
-  R[8], R[9] = 0, 0
+  R[6], R[7] = 0, 0
 elseif count > LIMIT then
   -- An override below the request (I6): it cannot be served while that lasts, so it is refused now,
   -- and a resent call leaves the queue, rather than waiting to be dropped at its head. When it was
@@ -53,19 +51,18 @@ elseif count > LIMIT then
     WAITERS = WAITERS - 1
     regrant = true
   end
-  R[8], R[9] = 0, 0
+  R[6], R[7] = 0, 0
 elseif ticket then
   setDeadline(ID, heartbeat)
-  R[8], R[9] = 2, ticket + 0
+  R[6], R[7] = 2, ticket + 0
 else
   CREATED_QUEUE = WAITERS == 0
-  CREATED_DEADLINES = USED == 0 and WAITERS == 0
   redis.call('ZADD', QUEUE, nextSeq(), ID)
   setDeadline(ID, heartbeat)
   SETS[#SETS + 1] = ID
-  SETS[#SETS + 1] = count .. ' ' .. lease .. ' ' .. heartbeat .. ' 0 ' .. inbox .. ' ' .. owner
+  SETS[#SETS + 1] = ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[7] .. ' 0 ' .. inbox .. ' ' .. owner
   WAITERS = WAITERS + 1
-  R[8], R[9] = 2, SEQ
+  R[6], R[7] = 2, SEQ
 end
 if regrant then
 --@include _grant.lua

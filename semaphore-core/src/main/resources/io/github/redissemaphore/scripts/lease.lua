@@ -23,10 +23,10 @@ local newOwner = ARGV[6] or ''
 
 local count, lease, claim, token, owns, owner =
     string.match(REC or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
-R[8], R[9], R[10], R[11] = 0, 0, 0, 0
+R[6], R[7], R[8], R[9] = 0, 0, 0, 0
 if token and token ~= '0' then
   if not takeOver and owns ~= inbox then
-    R[8] = -1
+    R[6] = -1
   else
     if newLease > 0 then
       lease = newLease
@@ -41,7 +41,7 @@ if token and token ~= '0' then
       publish(from, ID .. ' -' .. string.format('%.0f', NOW_US))
     end
     setDeadline(ID, lease)
-    R[8], R[9], R[10], R[11] = 1, count + 0, token + 0, lease + 0
+    R[6], R[7], R[8], R[9] = 1, count + 0, token + 0, lease + 0
   end
 end
 --@include _grant.lua

@@ -29,10 +29,10 @@ local handOver = ARGV[5] and argNumber(5, 0, 1) == 1
 local count, lease, claim, token, owns, owner =
     string.match(REC or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
 -- A waiter's record has token 0 (I2): only a holder's token is above.
-R[8], R[9] = 0, 0
+R[6], R[7] = 0, 0
 if token and token ~= '0' then
   if inbox and owns ~= inbox and not handOver then
-    R[8], R[9] = -1, count + 0
+    R[6], R[7] = -1, count + 0
   else
     if handOver and owns ~= inbox then
       publish(owns, ID .. ' -' .. string.format('%.0f', NOW_US))
@@ -44,15 +44,15 @@ if token and token ~= '0' then
       if USED < 0 then
         USED = 0
       end
-      R[8] = 1
+      R[6] = 1
     else
       if keep < count + 0 then
         USED = USED - (count - keep)
-        count = keep
+        count = ARGV[3]
         SETS[#SETS + 1] = ID
         SETS[#SETS + 1] = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. owns .. ' ' .. owner
       end
-      R[8], R[9] = 1, count + 0
+      R[6], R[7] = 1, count + 0
     end
   end
 end

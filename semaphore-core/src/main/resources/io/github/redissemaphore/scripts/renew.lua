@@ -24,22 +24,26 @@ REFRESH = true
 -- I5: the queue size and the earliest deadline from the keys themselves.
 WAITERS = redis.call('ZCARD', QUEUE)
 do
-  local first = redis.call('ZRANGE', DEADLINES, 0, 0, 'WITHSCORES')[2]
-  EARLIEST = first and first + 0 or 0
+  local first = redis.call('ZRANGE', DEADLINES, 0, 0, 'WITHSCORES')
+  EARLIEST = first[1] and first[1] ~= '' and first[2] + 0 or 0
   if EARLIEST == 0 then
     USED = 0
   end
-  -- I4: the keys' expiry must also cover deadlines other calls wrote.
-  local last = redis.call('ZRANGE', DEADLINES, -1, -1, 'WITHSCORES')[2]
-  if last and last + 0 > HORIZON then
-    HORIZON = last + 0
+  -- I4: the keys' expiry must also cover deadlines other calls wrote; the last entry is the
+  -- sentinel, put back if a hand outside the scripts took it (see _load.lua).
+  local last = redis.call('ZRANGE', DEADLINES, -2, -1, 'WITHSCORES')
+  if last[#last - 1] ~= '' then
+    redis.call('ZADD', DEADLINES, '+inf', '')
+  end
+  if #last == 4 and last[1] ~= '' and last[2] + 0 > HORIZON then
+    HORIZON = last[2] + 0
   end
 end
 --@include _purge.lua
 --@include _grant.lua
 
 local n = #ARGV - 3
-R[8] = 0
+R[6] = 0
 -- The records of the ids, read in chunks of 1000 (a Lua call takes a few thousand arguments at most).
 for from = 1, n, 1000 do
   local to = math.min(from + 999, n)
@@ -54,7 +58,7 @@ for from = 1, n, 1000 do
         status = -2
       else
         setDeadline(id, lease)
-        R[8] = R[8] + 1
+        R[6] = R[6] + 1
         status, extended = token + 0, lease + 0
       end
     elseif token then
@@ -67,8 +71,8 @@ for from = 1, n, 1000 do
         redis.call('HDEL', STATE, id)
       end
     end
-    R[8 + i] = status
-    R[8 + n + i] = extended
+    R[6 + i] = status
+    R[6 + n + i] = extended
   end
 end
 --@include _finish.lua

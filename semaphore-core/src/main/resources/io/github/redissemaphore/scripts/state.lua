@@ -34,7 +34,9 @@ local entries = redis.call('ZRANGE', DEADLINES, 0, most + WAITERS - 1, 'WITHSCOR
 if #entries > 0 then
   local ids = {}
   for i = 1, #entries, 2 do
-    ids[#ids + 1] = entries[i]
+    if entries[i] ~= '' then
+      ids[#ids + 1] = entries[i]
+    end
   end
   local recs = records(ids)
   local sum = 0
@@ -61,6 +63,6 @@ if #waiting > 0 then
     queued[#queued + 1] = { id, count and count + 0 or 0, owner or '' }
   end
 end
-R[8], R[9] = holders, queued
+R[6], R[7] = holders, queued
 --@include _finish.lua
 return R

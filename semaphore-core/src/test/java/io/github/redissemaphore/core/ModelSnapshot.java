@@ -23,7 +23,8 @@ import io.lettuce.core.api.sync.RedisCommands;
  * @param nowUs         server time of the read, us (fencing tokens and tickets are at least the
  *                      server time in us when they are issued)
  * @param holders       permit id -> lease deadline (server ms), in deadline order
- * @param state         the state fields (used, seq, expires, limit, ...), named without their space
+ * @param state         the state fields (used, seq, expires, ...), named without their space, and
+ *                      the limits field as limit and override
  * @param queue         waiter id -> ticket, in ticket order
  * @param queueDeadline waiter id -> heartbeat deadline (server ms)
  * @param rawInfo       id -> the record as stored
@@ -78,11 +79,20 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
         Map<String, Long> queue = scores(reply.get(4));
         Map<String, Long> holders = new LinkedHashMap<>();
         Map<String, Long> queueDeadline = new LinkedHashMap<>();
+        // The sentinel '' (at +inf) keeps the deadlines key while nobody holds or waits: no entry.
+        deadlines.remove("");
         deadlines.forEach((id, at) -> (queue.containsKey(id) ? queueDeadline : holders).put(id, at));
         Map<String, String> state = new LinkedHashMap<>();
         Map<String, String> rawInfo = new LinkedHashMap<>();
         hash(reply.get(3)).forEach((field, value) -> {
-            if (field.startsWith(" ")) {
+            if (field.equals(" limits")) {
+                // "<configured limit of the last call>[ <override>]": shown as the fields limit and override
+                String[] limits = value.split(" ");
+                state.put("limit", limits[0]);
+                if (limits.length > 1) {
+                    state.put("override", limits[1]);
+                }
+            } else if (field.startsWith(" ")) {
                 state.put(field.substring(1), value);
             } else {
                 rawInfo.put(field, value);
@@ -174,7 +184,10 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
         Map<String, Long> map = new LinkedHashMap<>();
         List<?> flat = (List<?>) value;
         for (int i = 0; i + 1 < flat.size(); i += 2) {
-            map.put(String.valueOf(flat.get(i)), (long) Double.parseDouble(String.valueOf(flat.get(i + 1))));
+            String score = String.valueOf(flat.get(i + 1));
+            // (+inf, the score of the deadlines key's sentinel, as the largest.)
+            map.put(String.valueOf(flat.get(i)), score.endsWith("inf") ? Long.MAX_VALUE
+                    : (long) Double.parseDouble(score));
         }
         return map;
     }

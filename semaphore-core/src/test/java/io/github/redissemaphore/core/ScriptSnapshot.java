@@ -26,8 +26,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  *
  * @param nowMs         server time of the read, ms
  * @param holders       permit id -> lease deadline (ms): the ids of the deadlines key not in the queue
- * @param state         the fields of the state hash (used, seq, expires, limit, waiters, next,
- *                      override), named without their leading space
+ * @param state         the fields of the state hash (used, seq, expires, waiters, next), named
+ *                      without their leading space, and its limits field as limit and override
  * @param queue         waiter id -> ticket
  * @param queueDeadline waiter id -> heartbeat deadline (ms): the ids of the deadlines key in the queue
  * @param info          id -> raw record (the state hash's other fields)
@@ -106,11 +106,20 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         Map<String, Long> queue = scores(contents.get(2));
         Map<String, Long> holders = new LinkedHashMap<>();
         Map<String, Long> queueDeadline = new LinkedHashMap<>();
+        // The sentinel '' (at +inf) keeps the deadlines key while nobody holds or waits: no entry.
+        deadlines.remove("");
         deadlines.forEach((id, at) -> (queue.containsKey(id) ? queueDeadline : holders).put(id, at));
         Map<String, String> state = new LinkedHashMap<>();
         Map<String, String> info = new LinkedHashMap<>();
         contents.get(1).forEach((field, value) -> {
-            if (field.startsWith(" ")) {
+            if (field.equals(" limits")) {
+                // "<configured limit of the last call>[ <override>]": shown as the fields limit and override
+                String[] limits = value.split(" ");
+                state.put("limit", limits[0]);
+                if (limits.length > 1) {
+                    state.put("override", limits[1]);
+                }
+            } else if (field.startsWith(" ")) {
                 state.put(field.substring(1), value);
             } else {
                 info.put(field, value);
@@ -125,7 +134,9 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
 
     private static Map<String, Long> scores(Map<String, String> raw) {
         Map<String, Long> scores = new LinkedHashMap<>();
-        raw.forEach((id, score) -> scores.put(id, new BigDecimal(score).longValue()));
+        // (+inf, the score of the deadlines key's sentinel, as the largest.)
+        raw.forEach((id, score) -> scores.put(id, score.endsWith("inf") ? Long.MAX_VALUE
+                : new BigDecimal(score).longValue()));
         return scores;
     }
 
