@@ -20,7 +20,10 @@
 --                    HSET writes it back.
 --   3 queue     ZSET waiter id -> ticket (arrival order)
 -- ARGV[1]: the limit (permits) the caller is configured with; the rest is the script's own. The
--- limit of the call (LIMIT) is the override when one is set, else ARGV[1] (I6).
+-- limit of the call (LIMIT) is the override when one is set, else ARGV[1] (I6). A script checks
+-- its arguments before its first write; one that equals what the state holds (the limit of the
+-- last call, the id of a record, the inbox of the caller's own record) was checked when it was
+-- written, and is not checked again.
 -- Every script returns a table that starts with used, limit (of the call), waiters, the server
 -- time in microseconds (so a client can tell the newest figures), the ms until the earliest
 -- deadline (-1: none; a lower bound, so a client that waits can call again then), the configured
@@ -98,7 +101,6 @@ local function publish(channel, message)
   end
 end
 
-local CONFIGURED = argNumber(1, 1, 1000000)
 -- Bounds the work one call does on behalf of others, so no call is ever slow.
 local PURGE_BATCH = 100
 local GRANT_BATCH = 1000

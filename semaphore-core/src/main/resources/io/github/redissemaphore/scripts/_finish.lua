@@ -1,6 +1,6 @@
 -- Shared part 5 (see _args.lua): writes what changed back in one HSET, with the records of this
--- call's grants, keeps every key's TTL past every deadline (I4), and fills in the reply's usage
--- figures. REFRESH (renew): set every key's TTL even when the horizon needs none, as a self-repair.
+-- call's grants, keeps every key's TTL past every deadline (I4), and makes the reply, R. REFRESH
+-- (renew): set every key's TTL even when the horizon needs none, as a self-repair.
 -- ' next' stays a lower bound when the deadline it was goes (a release): purging reads it again
 -- once it has passed, so no call writes it only to raise it. Numbers are written as '%d' texts
 -- (an integer printf; Redis would print a Lua number through the far dearer '%.17g').
@@ -8,7 +8,7 @@ do
   if USED < 0 then
     USED = 0
   end
-  local n = #SETS
+  local n = NSETS
   if USED ~= USED_READ then
     SETS[n + 1], SETS[n + 2] = ' used', string.format('%d', USED)
     n = n + 2
@@ -44,7 +44,7 @@ do
     end
     local text = string.format('%d', EXPIRES)
     SETS[n + 1], SETS[n + 2] = ' expires', text
-    redis.call('HSET', STATE, unpack(SETS))
+    redis.call('HSET', STATE, unpack(SETS, 1, n + 2))
     if not OVERRIDE then
       redis.call('PEXPIREAT', STATE, text)
     end
@@ -54,7 +54,7 @@ do
     end
   else
     if n > 0 then
-      redis.call('HSET', STATE, unpack(SETS))
+      redis.call('HSET', STATE, unpack(SETS, 1, n))
     end
     if stateTtl then
       redis.call('PEXPIREAT', STATE, string.format('%d', EXPIRES))
@@ -63,13 +63,13 @@ do
       redis.call('PEXPIREAT', QUEUE, string.format('%d', EXPIRES))
     end
   end
-  -- {used, waiters, server time us, ms until the earliest deadline (-1: none), limits}: limits 0
-  -- in the usual case (no override, and the previous call was configured as this one), else the
-  -- text "<configured limit of the previous call> <override>" (each 0 when none), from which the
-  -- caller learns of a mismatch or of the runtime limit.
-  R[1], R[2], R[3] = USED, WAITERS, NOW_US
-  R[4] = EARLIEST == 0 and -1 or (EARLIEST > NOW_MS and EARLIEST - NOW_MS or 0)
-  if OVERRIDE or LAST_LIMIT ~= ARGV[1] then
-    R[5] = (LAST_LIMIT or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0')
-  end
 end
+-- The reply: {used, waiters, server time us, ms until the earliest deadline (-1: none), limits,
+-- the script's own entries}. Limits is 0 in the usual case (no override, and the previous call
+-- was configured as this one), else the text "<configured limit of the previous call> <override>"
+-- (each 0 when none), from which the caller learns of a mismatch or of the runtime limit. Built
+-- in one go: the table ends at the first own entry the script left nil.
+local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS and EARLIEST - NOW_MS or 0),
+            (OVERRIDE or LAST_LIMIT ~= ARGV[1])
+                and (LAST_LIMIT or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0') or 0,
+            OWN1, OWN2, OWN3, OWN4 }

@@ -25,8 +25,8 @@ do
       setDeadline(head, claim)
       token = nextSeq()
       local rec = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. inbox .. ' ' .. owner
-      SETS[#SETS + 1] = head
-      SETS[#SETS + 1] = rec
+      NSETS = NSETS + 2
+      SETS[NSETS - 1], SETS[NSETS] = head, rec
       GRANTED = GRANTED or {}
       GRANTED[head] = rec
       if head == ID then

@@ -1,5 +1,6 @@
--- Shared part 2 (see _args.lua): the server time and the state, in two commands. ID (the id the
--- script is about, or NO_ID) is declared by the script before it; its record comes with the state.
+-- Shared part 2 (see _args.lua): the server time and the state, in two commands, and nothing
+-- written. ID (the id the script is about, as sent, or NO_ID) is declared by the script before
+-- it; its record comes with the state.
 
 -- Server time only: clients' clocks never matter. (A string in arithmetic is a number in Lua.)
 local clock = redis.call('TIME')
@@ -7,6 +8,8 @@ local NOW_US = clock[1] * 1000000 + clock[2]
 local NOW_MS = (NOW_US - NOW_US % 1000) / 1000
 
 local S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
+-- The caller's configured limit: the text the last call stored (and checked), or checked now.
+local CONFIGURED = S[6] == ARGV[1] and ARGV[1] + 0 or argNumber(1, 1, 1000000)
 local USED = (S[1] or 0) + 0
 local EXPIRES = (S[3] or 0) + 0
 local WAITERS = (S[4] or 0) + 0
@@ -35,31 +38,16 @@ local HORIZON = NOW_MS
 local CREATED_QUEUE = false
 -- Set by renew: every key's TTL is set anew, a self-repair once per tick.
 local REFRESH = false
--- Fields the final HSET writes (records of grants made here, then the counters), and the
--- records granted by this call, by id (nil until one is), which a later read must not miss.
-local SETS = {}
+-- Fields and values the final HSET writes (records of grants made here, then the counters: NSETS
+-- of them; room for six pairs is made at once, as growing a table costs more than a command), and
+-- the records granted by this call, by id (nil until one is), which a later read must not miss.
+local SETS, NSETS = { nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil }, 0
 local GRANTED = nil
--- The reply: the usage figures (filled in at the end), then the script's own entries from R[6].
-local R = { 0, 0, 0, 0, 0 }
+-- The script's own entries of the reply, which follow the usage figures (see _finish.lua).
+local OWN1, OWN2, OWN3, OWN4 = nil, nil, nil, nil
 -- The head of the queue is looked at while a permit is free, or when the limit may have changed
 -- under it (a head above the limit is then told it can never be served): otherwise nobody fits.
 local CHECK_HEAD = LIMITS ~= ARGV[1]
-
--- A missing state key (never used, expired, or deleted by a hand outside the scripts), or one kept
--- past the expiry of the other keys by an override (I6): any deadline or queue entry left has no
--- record, and any record left has no deadline, so the semaphore starts anew (PEXPIREAT in the
--- past deletes a key), keeping the override and the counter. The deadlines key gets its sentinel,
--- '' at +inf, which keeps it (and so its TTL) while nobody holds or waits: it goes with the state.
-if not S[2] or (EXPIRES > 0 and EXPIRES <= NOW_MS) then
-  redis.call('PEXPIREAT', DEADLINES, 1)
-  redis.call('PEXPIREAT', QUEUE, 1)
-  redis.call('PEXPIREAT', STATE, 1)
-  redis.call('ZADD', DEADLINES, '+inf', '')
-  USED, WAITERS, EARLIEST, EXPIRES, REC = 0, 0, 0, 0, false
-  USED_READ, WAITERS_READ, EARLIEST_READ, SAVED_OVERRIDE, LIMITS = -1, -1, -1, nil, false
-  SEQ = (SEQ_TEXT or 0) + 0
-  SEQ_TEXT = false
-end
 
 -- Tickets and fencing tokens: strictly increasing, and never below the server clock in
 -- microseconds, so they keep increasing after the state key expired. Returns the new value's text.

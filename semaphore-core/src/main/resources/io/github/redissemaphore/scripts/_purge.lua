@@ -1,4 +1,21 @@
--- Shared part 3 (see _args.lua): expired leases give their permits back; waiters whose JVM
+-- Shared part 3 (see _args.lua), the first that writes: a state started anew when it is gone.
+-- A missing state key (never used, expired, or deleted by a hand outside the scripts), or one kept
+-- past the expiry of the other keys by an override (I6): any deadline or queue entry left has no
+-- record, and any record left has no deadline, so the semaphore starts anew (PEXPIREAT in the
+-- past deletes a key), keeping the override and the counter. The deadlines key gets its sentinel,
+-- '' at +inf, which keeps it (and so its TTL) while nobody holds or waits: it goes with the state.
+if not S[2] or (EXPIRES > 0 and EXPIRES <= NOW_MS) then
+  redis.call('PEXPIREAT', DEADLINES, 1)
+  redis.call('PEXPIREAT', QUEUE, 1)
+  redis.call('PEXPIREAT', STATE, 1)
+  redis.call('ZADD', DEADLINES, '+inf', '')
+  USED, WAITERS, EARLIEST, EXPIRES, REC = 0, 0, 0, 0, false
+  USED_READ, WAITERS_READ, EARLIEST_READ, SAVED_OVERRIDE, LIMITS = -1, -1, -1, nil, false
+  SEQ = (SEQ_TEXT or 0) + 0
+  SEQ_TEXT = false
+end
+
+-- Expired leases give their permits back; waiters whose JVM
 -- stopped heartbeating leave the queue. Skipped while the earliest deadline (its lower bound in
 -- the state) is in the future; once that has passed, the bound is read again (a renewal moved it).
 if EARLIEST > 0 and EARLIEST <= NOW_MS then

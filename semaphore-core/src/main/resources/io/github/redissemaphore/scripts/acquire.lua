@@ -13,13 +13,14 @@
 -- Uncontended, it runs 4 commands (TIME, HMGET, ZADD, HSET), and a PEXPIREAT when the deadlines
 -- key is new or a deadline reaches past the keys' expiry.
 --@include _args.lua
-local ID = argId(2)
+local ID = ARGV[2] or NO_ID
+--@include _load.lua
+argId(2)
 local count = argNumber(3, 1, CONFIGURED)
 local lease = argNumber(4, 1, 86400000)
 local wait, fair = ARGV[5] == '1', ARGV[6] == '1'
 local heartbeat = argNumber(7, 1, 86400000)
 local inbox, owner = argId(8), ARGV[9] or ''
---@include _load.lua
 --@include _purge.lua
 --@include _grant.lua
 
@@ -31,15 +32,16 @@ if token and token ~= '0' then
   -- It holds already: a repeated call, or a grant from the queue it has not heard of yet. Its
   -- lease is confirmed in full.
   setDeadline(ID, string.match(REC, '^%d+ (%d+) '))
-  R[6], R[7] = 1, token + 0
+  OWN1, OWN2 = 1, token + 0
 elseif not ticket and USED + count <= LIMIT and (WAITERS == 0 or not fair) then
   setDeadline(ID, lease)
-  SETS[#SETS + 1] = ID
-  SETS[#SETS + 1] = ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[7] .. ' ' .. nextSeq() .. ' ' .. inbox .. ' ' .. owner
+  NSETS = NSETS + 2
+  SETS[NSETS - 1] = ID
+  SETS[NSETS] = ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[7] .. ' ' .. nextSeq() .. ' ' .. inbox .. ' ' .. owner
   USED = USED + count
-  R[6], R[7] = 1, SEQ
+  OWN1, OWN2 = 1, SEQ
 elseif not wait then
-  R[6], R[7] = 0, 0
+  OWN1, OWN2 = 0, 0
 elseif count > LIMIT then
   -- An override below the request (I6): it cannot be served while that lasts, so it is refused now,
   -- and a resent call leaves the queue, rather than waiting to be dropped at its head. When it was
@@ -51,18 +53,19 @@ elseif count > LIMIT then
     WAITERS = WAITERS - 1
     regrant = true
   end
-  R[6], R[7] = 0, 0
+  OWN1, OWN2 = 0, 0
 elseif ticket then
   setDeadline(ID, heartbeat)
-  R[6], R[7] = 2, ticket + 0
+  OWN1, OWN2 = 2, ticket + 0
 else
   CREATED_QUEUE = WAITERS == 0
   redis.call('ZADD', QUEUE, nextSeq(), ID)
   setDeadline(ID, heartbeat)
-  SETS[#SETS + 1] = ID
-  SETS[#SETS + 1] = ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[7] .. ' 0 ' .. inbox .. ' ' .. owner
+  NSETS = NSETS + 2
+  SETS[NSETS - 1] = ID
+  SETS[NSETS] = ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[7] .. ' 0 ' .. inbox .. ' ' .. owner
   WAITERS = WAITERS + 1
-  R[6], R[7] = 2, SEQ
+  OWN1, OWN2 = 2, SEQ
 end
 if regrant then
 --@include _grant.lua

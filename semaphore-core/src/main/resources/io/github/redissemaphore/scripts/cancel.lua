@@ -15,9 +15,9 @@ local release = ARGV[3] == '1'
 --@include _purge.lua
 
 local count, lease, token = string.match(REC or '', '^(%d+) (%d+) %d+ (%d+) ')
-R[6] = 0
+OWN1 = 0
 if token and token ~= '0' then
-  R[6] = token + 0
+  OWN1 = token + 0
   if release then
     redis.call('ZREM', DEADLINES, ID)
     redis.call('HDEL', STATE, ID)

@@ -23,10 +23,10 @@ local newOwner = ARGV[6] or ''
 
 local count, lease, claim, token, owns, owner =
     string.match(REC or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
-R[6], R[7], R[8], R[9] = 0, 0, 0, 0
+OWN1, OWN2, OWN3, OWN4 = 0, 0, 0, 0
 if token and token ~= '0' then
   if not takeOver and owns ~= inbox then
-    R[6] = -1
+    OWN1 = -1
   else
     if newLease > 0 then
       lease = newLease
@@ -35,13 +35,14 @@ if token and token ~= '0' then
     if takeOver then
       owns, owner = inbox, newOwner
     end
-    SETS[#SETS + 1] = ID
-    SETS[#SETS + 1] = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. owns .. ' ' .. owner
+    NSETS = NSETS + 2
+    SETS[NSETS - 1] = ID
+    SETS[NSETS] = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. owns .. ' ' .. owner
     if from ~= owns then
       publish(from, ID .. ' -' .. string.format('%.0f', NOW_US))
     end
     setDeadline(ID, lease)
-    R[6], R[7], R[8], R[9] = 1, count + 0, token + 0, lease + 0
+    OWN1, OWN2, OWN3, OWN4 = 1, count + 0, token + 0, lease + 0
   end
 end
 --@include _grant.lua

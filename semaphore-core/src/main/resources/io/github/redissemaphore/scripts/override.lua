@@ -12,14 +12,14 @@
 --   0), as when a configured limit shrinks.
 --@include _args.lua
 local override = argNumber(2, 0, 1000000)
+local ID = NO_ID
+--@include _load.lua
 -- I6: the state key keeps no TTL while an override is set. PERSIST comes before any write, so a
 -- user whose ACL rule lacks it is refused with nothing changed (see _args.lua). On a state key
 -- without a TTL, or none at all, it does nothing: the final HSET then creates it without one.
 if override > 0 then
   redis.call('PERSIST', STATE)
 end
-local ID = NO_ID
---@include _load.lua
 --@include _purge.lua
 if override > 0 then
   OVERRIDE = override

@@ -19,20 +19,28 @@
 -- Uncontended, it runs 5 commands (TIME, HMGET, ZREM, HDEL, HSET); a hand-off adds ZRANGE, HGET,
 -- ZREM, ZADD and the PUBLISH per waiter served.
 --@include _args.lua
-local ID = argId(2)
-local keep = ARGV[3] and argNumber(3, 0, 1000000) or 0
-local inbox = ARGV[4] and argId(4)
-local handOver = ARGV[5] and argNumber(5, 0, 1) == 1
+local ID = ARGV[2] or NO_ID
 --@include _load.lua
+local count, token, owns = string.match(REC or '', '^(%d+) %d+ %d+ (%d+) (%S+)')
+if not REC then
+  argId(2)
+end
+local keep = (not ARGV[3] or ARGV[3] == '0') and 0 or argNumber(3, 0, 1000000)
+local inbox = ARGV[4]
+if inbox and inbox ~= owns then
+  argId(4)
+end
+local handOver = ARGV[5] and argNumber(5, 0, 1) == 1
 --@include _purge.lua
-
-local count, lease, claim, token, owns, owner =
-    string.match(REC or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
+-- (Purging may have ended the lease: its record is then gone.)
+if not REC then
+  count, token, owns = nil, nil, nil
+end
 -- A waiter's record has token 0 (I2): only a holder's token is above.
-R[6], R[7] = 0, 0
+OWN1, OWN2 = 0, 0
 if token and token ~= '0' then
   if inbox and owns ~= inbox and not handOver then
-    R[6], R[7] = -1, count + 0
+    OWN1, OWN2 = -1, count + 0
   else
     if handOver and owns ~= inbox then
       publish(owns, ID .. ' -' .. string.format('%.0f', NOW_US))
@@ -44,15 +52,17 @@ if token and token ~= '0' then
       if USED < 0 then
         USED = 0
       end
-      R[6] = 1
+      OWN1 = 1
     else
       if keep < count + 0 then
+        local _, lease, claim, _, _, owner = string.match(REC, '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
         USED = USED - (count - keep)
         count = ARGV[3]
-        SETS[#SETS + 1] = ID
-        SETS[#SETS + 1] = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. owns .. ' ' .. owner
+        NSETS = NSETS + 2
+        SETS[NSETS - 1] = ID
+        SETS[NSETS] = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. owns .. ' ' .. owner
       end
-      R[6], R[7] = 1, count + 0
+      OWN1, OWN2 = 1, count + 0
     end
   end
 end

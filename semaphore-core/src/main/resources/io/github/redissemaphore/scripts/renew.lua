@@ -43,7 +43,7 @@ end
 --@include _grant.lua
 
 local n = #ARGV - 3
-R[6] = 0
+local renewed, statuses, leases = 0, {}, {}
 -- The records of the ids, read in chunks of 1000 (a Lua call takes a few thousand arguments at most).
 for from = 1, n, 1000 do
   local to = math.min(from + 999, n)
@@ -58,7 +58,7 @@ for from = 1, n, 1000 do
         status = -2
       else
         setDeadline(id, lease)
-        R[6] = R[6] + 1
+        renewed = renewed + 1
         status, extended = token + 0, lease + 0
       end
     elseif token then
@@ -71,9 +71,14 @@ for from = 1, n, 1000 do
         redis.call('HDEL', STATE, id)
       end
     end
-    R[6 + i] = status
-    R[6 + n + i] = extended
+    statuses[i] = status
+    leases[i] = extended
   end
 end
+OWN1 = renewed
 --@include _finish.lua
+for i = 1, n do
+  R[6 + i] = statuses[i]
+  R[6 + n + i] = leases[i]
+end
 return R

@@ -63,6 +63,6 @@ if #waiting > 0 then
     queued[#queued + 1] = { id, count and count + 0 or 0, owner or '' }
   end
 end
-R[6], R[7] = holders, queued
+OWN1, OWN2 = holders, queued
 --@include _finish.lua
 return R

@@ -30,6 +30,8 @@ final class RenewalTick {
     private final SemaphoreLedger ledger;
     private final TaskScheduler scheduler;
     private final Duration waiterTick;
+    /** How soon a claim heard from the inbox is confirmed: the waiter tick, or a quarter of the heartbeat if sooner. */
+    private final Duration claimTick;
     /** Set once, by {@link #drive}, before the semaphore is handed out. */
     private volatile Renewals renewals = new Renewals() {
         @Override
@@ -41,11 +43,14 @@ final class RenewalTick {
     private @Nullable ScheduledFuture<?> next;
     private boolean stopped;
 
-    RenewalTick(SemaphoreIdentity identity, SemaphoreLedger ledger, TaskScheduler scheduler, Duration waiterTick) {
+    RenewalTick(SemaphoreIdentity identity, SemaphoreLedger ledger, TaskScheduler scheduler, Duration waiterTick,
+                Duration waiterHeartbeat) {
         this.identity = identity;
         this.ledger = ledger;
         this.scheduler = scheduler;
         this.waiterTick = waiterTick;
+        Duration quarter = waiterHeartbeat.dividedBy(4);
+        this.claimTick = quarter.compareTo(waiterTick) < 0 ? quarter : waiterTick;
     }
 
     /** @param renewals what every tick runs (the tick is made before the piece it drives) */
@@ -63,12 +68,16 @@ final class RenewalTick {
                 delay = Duration.ofNanos(shortest.getAsLong() / 3);
             }
         }
-        // A claim (a grant from the queue, heard from the inbox) is confirmed by the next tick, which
-        // comes within a waiter tick: well within the claim (the waiter heartbeat), and in one call
-        // for every claim heard meanwhile, instead of one call per hand-off.
-        boolean claims = ledger.leases().stream().anyMatch(Lease::needsConfirmation);
-        if ((claims || ledger.hasWaiters()) && (delay == null || waiterTick.compareTo(delay) < 0)) {
+        if (ledger.hasWaiters() && (delay == null || waiterTick.compareTo(delay) < 0)) {
             delay = waiterTick;
+        }
+        // A claim (a grant from the queue, heard from the inbox) is confirmed by the next tick, in
+        // one call for every claim heard meanwhile instead of one call per hand-off (a permit given
+        // back before it needs none): within a waiter tick, and within a quarter of the claim, which
+        // this JVM counts as half the waiter heartbeat.
+        if (ledger.leases().stream().anyMatch(Lease::needsConfirmation)
+                && (delay == null || claimTick.compareTo(delay) < 0)) {
+            delay = claimTick;
         }
         return delay;
     }

@@ -21,7 +21,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 public final class Scripts {
 
-    /** Where the scripts are on the class path: one {@code <name>.lua} per script, and the shared {@code _<part>.lua}. */
+    /** Where the scripts are on the class path: one {@code <name>.lua} per script, and the shared parts. */
     public static final String LOCATION = "io/github/redissemaphore/scripts/";
 
     private Scripts() {
