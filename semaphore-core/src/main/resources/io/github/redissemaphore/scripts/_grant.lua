@@ -6,7 +6,7 @@
 -- never be served (the limit shrank below its request). Its record is written by the final HSET.
 do
   local batch = GRANT_BATCH
-  while WAITERS > 0 and batch > 0 and (USED < LIMIT or CHECK_HEAD) do
+  while WAITERS > 0 and batch > 0 do
     batch = batch - 1
     local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
     if not head then

@@ -45,9 +45,6 @@ local SETS, NSETS = { nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 local GRANTED = nil
 -- The script's own entries of the reply, which follow the usage figures (see _finish.lua).
 local OWN1, OWN2, OWN3, OWN4 = nil, nil, nil, nil
--- The head of the queue is looked at while a permit is free, or when the limit may have changed
--- under it (a head above the limit is then told it can never be served): otherwise nobody fits.
-local CHECK_HEAD = LIMITS ~= ARGV[1]
 
 -- Tickets and fencing tokens: strictly increasing, and never below the server clock in
 -- microseconds, so they keep increasing after the state key expired. Returns the new value's text.

@@ -27,7 +27,6 @@ else
   OVERRIDE = nil
 end
 LIMIT = OVERRIDE or CONFIGURED
-CHECK_HEAD = true
 --@include _grant.lua
 --@include _finish.lua
 return R
