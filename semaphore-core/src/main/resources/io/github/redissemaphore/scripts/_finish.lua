@@ -30,7 +30,11 @@ do
     n = n + 2
   end
   -- I6: the state key has no TTL while an override is set, and gets it back when it is cleared.
-  local limits = OVERRIDE and ARGV[1] .. ' ' .. string.format('%d', OVERRIDE) or ARGV[1]
+  if WAITERS == 0 then
+    MOST = 0
+  end
+  local limits = (OVERRIDE or MOST > CONFIGURED) and string.format('%d %d %d', CONFIGURED, OVERRIDE or 0, MOST)
+      or ARGV[1]
   if limits ~= LIMITS then
     SETS[n + 1], SETS[n + 2] = ' limits', limits
     n = n + 2

@@ -4,9 +4,11 @@
 -- that died just before its grant blocks the permit for the claim only. Each grant is handed
 -- straight to the waiting JVM on its inbox channel as "id token"; token 0 tells a waiter it can
 -- never be served (the limit shrank below its request). Its record is written by the final HSET.
+-- While no permit is free the head is not even read, unless a waiter may ask for more than the
+-- limit (MOST, see _load.lua): it would be told so at the head.
 do
   local batch = GRANT_BATCH
-  while WAITERS > 0 and batch > 0 do
+  while WAITERS > 0 and batch > 0 and (USED < LIMIT or MOST > LIMIT) do
     batch = batch - 1
     local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
     if not head then

@@ -15,15 +15,17 @@ local EXPIRES = (S[3] or 0) + 0
 local WAITERS = (S[4] or 0) + 0
 -- Lower bound of the earliest deadline (0: none); purging waits for it to pass.
 local EARLIEST = (S[5] or 0) + 0
--- ' limits': the configured limit of the previous call, then the override when one is set. The
--- usual case, no override and the same limit as the caller's, is told by comparing the texts.
+-- ' limits': "<configured limit of the previous call> <override, 0: none> <most>", where most is
+-- an upper bound of what a waiter in the queue asks for; just the limit when there is no override
+-- and most is not above it. That usual case, with the caller's limit, is told by comparing texts.
 local LIMITS = S[6]
-local LAST_LIMIT, OVERRIDE = LIMITS, nil
-if LIMITS and LIMITS ~= ARGV[1] then
-  local last, override = string.match(LIMITS, '^(%d+) ?(%d*)$')
-  LAST_LIMIT = last
+local LAST_LIMIT, OVERRIDE, MOST = LIMITS, nil, CONFIGURED
+if LIMITS ~= ARGV[1] then
+  local last, override, most = string.match(LIMITS or '0', '^(%d+) ?(%d*) ?(%d*)$')
+  LAST_LIMIT = LIMITS and last
   -- I6: the operator's limit, when set, is the limit of this call (the override script changes it).
-  OVERRIDE = override and #override > 0 and override + 0 or nil
+  OVERRIDE = override and #override > 0 and override ~= '0' and override + 0 or nil
+  MOST = most and #most > 0 and most + 0 or last + 0
 end
 local SAVED_OVERRIDE = OVERRIDE
 local LIMIT = OVERRIDE or CONFIGURED

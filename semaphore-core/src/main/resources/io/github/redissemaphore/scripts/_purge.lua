@@ -9,7 +9,7 @@ if not S[2] or (EXPIRES > 0 and EXPIRES <= NOW_MS) then
   redis.call('PEXPIREAT', QUEUE, 1)
   redis.call('PEXPIREAT', STATE, 1)
   redis.call('ZADD', DEADLINES, '+inf', '')
-  USED, WAITERS, EARLIEST, EXPIRES, REC = 0, 0, 0, 0, false
+  USED, WAITERS, EARLIEST, EXPIRES, REC, MOST = 0, 0, 0, 0, false, 0
   USED_READ, WAITERS_READ, EARLIEST_READ, SAVED_OVERRIDE, LIMITS = -1, -1, -1, nil, false
   SEQ = (SEQ_TEXT or 0) + 0
   SEQ_TEXT = false

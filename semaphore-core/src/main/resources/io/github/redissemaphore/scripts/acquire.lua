@@ -60,6 +60,9 @@ elseif ticket then
 else
   CREATED_QUEUE = WAITERS == 0
   redis.call('ZADD', QUEUE, nextSeq(), ID)
+  if count > MOST then
+    MOST = count
+  end
   setDeadline(ID, heartbeat)
   NSETS = NSETS + 2
   SETS[NSETS - 1] = ID

@@ -785,7 +785,7 @@ class FaultBoundsTest {
                         assertThat(zmembers(server, multiKeys.all().get(0))).isEmpty();
                     }),
                     new Step("overrideLimit", () -> { }, () -> subject.overrideLimit(2), () -> {
-                        assertThat(FaultAdmin.call(server, "HGET", oneKeys.all().get(1), " limits")).isEqualTo("1 2");
+                        assertThat(FaultAdmin.call(server, "HGET", oneKeys.all().get(1), " limits")).isEqualTo("1 2 0");
                         subject.clearLimitOverride();
                     }),
                     // The holder's release (release.lua) hands the permit over; the subject JVM

@@ -86,10 +86,11 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
         Map<String, String> rawInfo = new LinkedHashMap<>();
         hash(reply.get(3)).forEach((field, value) -> {
             if (field.equals(" limits")) {
-                // "<configured limit of the last call>[ <override>]": shown as the fields limit and override
+                // "<configured limit of the last call>[ <override, 0: none> <most a waiter asks>]": shown
+                // as the fields limit and override
                 String[] limits = value.split(" ");
                 state.put("limit", limits[0]);
-                if (limits.length > 1) {
+                if (limits.length > 1 && !limits[1].equals("0")) {
                     state.put("override", limits[1]);
                 }
             } else if (field.startsWith(" ")) {

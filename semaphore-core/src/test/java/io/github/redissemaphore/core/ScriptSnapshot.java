@@ -113,10 +113,11 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         Map<String, String> info = new LinkedHashMap<>();
         contents.get(1).forEach((field, value) -> {
             if (field.equals(" limits")) {
-                // "<configured limit of the last call>[ <override>]": shown as the fields limit and override
+                // "<configured limit of the last call>[ <override, 0: none> <most a waiter asks>]": shown
+                // as the fields limit and override
                 String[] limits = value.split(" ");
                 state.put("limit", limits[0]);
-                if (limits.length > 1) {
+                if (limits.length > 1 && !limits[1].equals("0")) {
                     state.put("override", limits[1]);
                 }
             } else if (field.startsWith(" ")) {
