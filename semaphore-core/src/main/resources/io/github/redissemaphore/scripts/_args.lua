@@ -4,13 +4,17 @@
 --
 -- KEYS (all with the hash tag {name}, so one cluster slot):
 --   1 deadlines ZSET id -> deadline (server ms): the lease deadline of a holder, the heartbeat
---                    deadline of a waiter (its JVM died when it passes)
+--                    deadline of a waiter (its JVM died when it passes); and the sentinel '' at
+--                    +inf, which keeps the key (and its TTL) while nobody holds or waits
 --   2 state     HASH the semaphore's fields, each named with a leading space, which no id has:
 --                      ' used' permits held, ' seq' the counter of tickets and fencing tokens,
 --                      ' expires' server ms at which every key of the semaphore expires,
---                      ' limit' the configured limit of the last call, ' waiters' the queue's
---                      size, ' next' a lower bound of the earliest deadline (0: none),
---                      ' override' the runtime limit an operator set (absent when none);
+--                      ' waiters' the queue's size, ' next' a lower bound of the earliest
+--                      deadline (0: none), ' limits' the configured limit of the last call, or
+--                      "<that limit> <override> <most>" when an operator set a runtime limit
+--                      (override, 0: none) or a waiter may ask for more than that limit (most:
+--                      an upper bound of what waiters ask, so the head is read only then while
+--                      no permit is free);
 --                    and one field per holder and waiter, its id -> "count lease claim token inbox
 --                      owner" (lease and claim in ms; token 0 while it waits; lease: of its
 --                      acquisition, or of its latest extension; claim: the short lease a grant
@@ -24,11 +28,11 @@
 -- its arguments before its first write; one that equals what the state holds (the limit of the
 -- last call, the id of a record, the inbox of the caller's own record) was checked when it was
 -- written, and is not checked again.
--- Every script returns a table that starts with used, limit (of the call), waiters, the server
--- time in microseconds (so a client can tell the newest figures), the ms until the earliest
--- deadline (-1: none; a lower bound, so a client that waits can call again then), the configured
--- limit of the previous call (0: none known; a JVM configured otherwise learns of the mismatch
--- from it) and the override (0: none), then its own entries.
+-- Every script returns a table that starts with used, waiters, the server time in microseconds
+-- (so a client can tell the newest figures), the ms until the earliest deadline (-1: none; a
+-- lower bound, so a client that waits can call again then) and the limits: 0 in the usual case,
+-- else the text "<configured limit of the previous call> <override>" (each 0 when none; a JVM
+-- configured otherwise learns of the mismatch from it); then its own entries (see _finish.lua).
 --
 -- Invariants, true after every call whatever happened between calls:
 --   I1 used = the sum of the counts of the holders (ids whose record has a token above 0);
@@ -40,9 +44,10 @@
 --      strictly in ticket order (nobody overtakes the head);
 --   I4 every key has a TTL past every deadline it holds, so an idle semaphore leaves nothing behind,
 --      except the state key while an override is set (I6);
---   I5 ' waiters' is the size of the queue, and ' next' is at most the earliest deadline (renew
---      re-derives both from the keys; a missing state key starts the semaphore anew);
---   I6 while ' override' is set it is the limit of every call, whatever the caller is configured
+--   I5 ' waiters' is the size of the queue, ' next' is at most the earliest deadline, and no
+--      waiter asks for more than ' limits' says (renew re-derives the first two from the keys; a
+--      missing state key starts the semaphore anew);
+--   I6 while an override is set it is the limit of every call, whatever the caller is configured
 --      with. Setting, lowering, raising or clearing it never takes a permit from a holder: after
 --      a lowering used may stay above the limit until holders leave, and nobody is granted before
 --      used + count fits, in ticket order; the call that changes it serves the queue under the new

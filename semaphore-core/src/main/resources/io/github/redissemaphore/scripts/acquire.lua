@@ -4,7 +4,7 @@
 --       6 fair (1: refuse while others wait, 0: take free permits regardless), 7 waiter heartbeat
 --       ms (also the claim lease of a grant from the queue), 8 inbox channel of the caller's JVM,
 --       9 owner (host/pid/thread)
--- Returns: {used, limit, waiters, time, earliest, previous, override, status, token}
+-- Returns: {used, waiters, time, earliest, limits, status, token}
 --   status 1: granted, token = fencing token; 2: queued, token = ticket; 0: refused, token = 0
 --   (also at once when count exceeds the limit of the call: an override below the request)
 -- Idempotent per id (a client library may send a command twice after a reconnect): an id that

@@ -4,7 +4,7 @@
 -- it is given back here (release 1).
 -- KEYS: deadlines, state, queue (see _args.lua)
 -- ARGV: 1 limit, 2 waiter id, 3 release (1: give back a permit granted meanwhile)
--- Returns: {used, limit, waiters, time, earliest, previous, override, token}; token 0 when it left
+-- Returns: {used, waiters, time, earliest, limits, token}; token 0 when it left
 --   the queue (or was unknown), else the fencing token of the permit it had been granted.
 -- Keeps I1..I6 for an id in any state: a waiter leaves the queue with its record and deadline; a
 -- holder keeps its record until it is dropped, so its count is always known.

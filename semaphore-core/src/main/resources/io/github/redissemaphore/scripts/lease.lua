@@ -7,7 +7,7 @@
 -- ARGV: 1 limit, 2 permit id, 3 lease ms (0: keep the lease recorded with it), 4 inbox of the
 --       caller's JVM, 5 take over (1: adopt; 0: extend, for its owner only), 6 owner
 --       (host/pid/thread, recorded on adoption)
--- Returns: {used, limit, waiters, time, earliest, previous, override, status, count, token, lease}
+-- Returns: {used, waiters, time, earliest, limits, status, count, token, lease}
 --   status 1: the lease now ends lease ms from now (count, token and lease ms of the holder
 --   follow); 0: the id holds nothing (expired, released, a waiter, unknown); -1: another JVM owns
 --   it and ARGV 5 was 0, nothing changed.

@@ -5,8 +5,8 @@
 -- order, here, with the grants published as a release publishes them.
 -- KEYS: deadlines, state, queue (see _args.lua)
 -- ARGV: 1 limit, 2 the new limit (1..1,000,000), or 0 to clear it
--- Returns: {used, limit, waiters, time, earliest, configured limit of the previous call, override}:
---   the figures under the new limit (override 0 once cleared); no entries of its own.
+-- Returns: {used, waiters, time, earliest, limits}: the figures under the new limit (limits names
+--   the override, 0 once cleared); no entries of its own.
 -- Keeps I1..I6: the state key loses its TTL when an override is set and gets it back when it is
 --   cleared; a waiter that asks for more than the new limit is told it can never be served (token
 --   0), as when a configured limit shrinks.

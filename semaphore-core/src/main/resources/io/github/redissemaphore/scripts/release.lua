@@ -8,7 +8,7 @@
 --       JVM owns it, and tells the JVM that owned it, if not the caller's, on its inbox
 --       "<id> -<server time us>", as an adoption does (see lease): it hears of a hand-over, not of
 --       a lost lease. RedisSemaphore.release(id) is this one call, not an adoption and a release.
--- Returns: {used, limit, waiters, time, earliest, previous, override, released, left}
+-- Returns: {used, waiters, time, earliest, limits, released, left}
 --   released 1: the id held permits and now holds at most ARGV 3 (left: what it still holds, 0 when
 --   it is gone); 0: it held nothing (released before, expired, a waiter, or never existed); -1:
 --   another JVM owns it (ARGV 4 given, ARGV 5 not 1), nothing changed.

@@ -6,7 +6,7 @@
 -- KEYS: deadlines, state, queue (see _args.lua)
 -- ARGV: 1 limit, 2 waiter heartbeat ms, 3 inbox of the caller's JVM, 4.. ids of permits to renew
 --       and of waiters
--- Returns: {used, limit, waiters, time, earliest, previous, override, renewed, s1, s2, ..., l1, l2, ...}:
+-- Returns: {used, waiters, time, earliest, limits, renewed, s1, s2, ..., l1, l2, ...}:
 --   renewed = leases extended; per id in ARGV order, the fencing token when it holds permits (now
 --   extended), 0 while it still waits, -1 when it is gone (lease expired, released by force,
 --   wiped, or heartbeat missed), -2 when another JVM adopted it (not extended); then per id, the

@@ -2,7 +2,7 @@
 -- shows what is true now).
 -- KEYS: deadlines, state, queue (see _args.lua)
 -- ARGV: 1 limit, 2 most entries listed per table
--- Returns: {used, limit, waiters, time, earliest, previous, override, holders, queued}
+-- Returns: {used, waiters, time, earliest, limits, holders, queued}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
 --   queued:  {{id, count, owner}, ...} in the order they will be served
 -- Keeps I1..I6; when it lists every holder it also recounts used (I1 self-check).
