@@ -77,12 +77,12 @@ import static org.awaitility.Awaitility.await;
  * </ul>
  *
  * <h2>Checked after every step</h2>
- * On the snapshot (one read-only script: TIME, the five keys, their expiry):
+ * On the snapshot (one read-only script: TIME, the three keys, their expiry):
  * <ul>
  *   <li>I1: {@code used} is the sum of the holders' counts (0, or no state, without holders);</li>
- *   <li>I2: every holder and waiter has a parsable info record (a holder's with a token, a
- *       waiter's with token 0), no info without a holder or waiter, no id both, queue and
- *       queue-deadline hold the same ids;</li>
+ *   <li>I2: every holder and waiter has a parsable record (a holder's with a token, a waiter's
+ *       with token 0), no record without a holder or waiter, no id both, and every waiter in the
+ *       queue has its deadline;</li>
  *   <li>I3: the holders' counts stay within the limit of the call that made the newest grant,
  *       taken as the largest limit of a party alive within 2 s of that grant's time, or only the
  *       runtime limits set around it when one was set throughout those 4 s (a fencing
@@ -1422,7 +1422,7 @@ class ModelBasedTest {
             }
         }
         if (!s.queue().keySet().equals(s.queueDeadline().keySet())) {
-            problems.add("I2: queue " + s.queue().keySet() + " and queue-deadline " + s.queueDeadline().keySet()
+            problems.add("I2: queue " + s.queue().keySet() + " and the waiters' deadlines " + s.queueDeadline().keySet()
                     + " differ");
         }
         for (String id : s.rawInfo().keySet()) {

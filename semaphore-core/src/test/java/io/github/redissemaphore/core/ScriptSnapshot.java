@@ -221,7 +221,7 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         if (limit > 0 && sum > limit) {
             problems.add("holders hold " + sum + " permits, over the limit " + limit);
         }
-        // I2: info for every holder and waiter, none orphaned; no id both; queue = queue-deadline.
+        // I2: a record for every holder and waiter, none orphaned; no id both; every waiter has its deadline.
         for (String id : queue.keySet()) {
             Info r = infoOf(id);
             if (r == null) {
@@ -234,7 +234,8 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
             }
         }
         if (!queue.keySet().equals(queueDeadline.keySet())) {
-            problems.add("queue " + queue.keySet() + " and queue-deadline " + queueDeadline.keySet() + " differ");
+            problems.add("queue " + queue.keySet() + " and the waiters' deadlines " + queueDeadline.keySet()
+                    + " differ");
         }
         Set<String> known = new HashSet<>(holders.keySet());
         known.addAll(queue.keySet());
