@@ -2,27 +2,40 @@
 -- granted meanwhile (its message may still be on the way) the caller learns so and the permit
 -- never leaks: either the caller takes it (release 0: its claim is confirmed as a full lease) or
 -- it is given back here (release 1).
--- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
+-- KEYS: deadlines, state, queue (see _args.lua)
 -- ARGV: 1 limit, 2 waiter id, 3 release (1: give back a permit granted meanwhile)
--- Returns: {used, limit, waiters, time, earliest, previous, override, token}; token 0 when it left the queue (or was
---   unknown), else the fencing token of the permit it had been granted.
--- Keeps I1..I6 for an id in any state: a waiter leaves the queue with its info; a holder keeps
--- its info until it is dropped, so its count is always known.
-local id = argId(2)
+-- Returns: {used, waiters, time, earliest, limits, token}; token 0 when it left
+--   the queue (or was unknown), else the fencing token of the permit it had been granted.
+-- Keeps I1..I6 for an id in any state: a waiter leaves the queue with its record and deadline; a
+-- holder keeps its record until it is dropped, so its count is always known.
+--@include _args.lua
+local ID = argId(2)
 local release = ARGV[3] == '1'
+--@include _load.lua
+--@include _purge.lua
 
-purge()
-local token = 0
-if WAITERS == 0 or dropWaiters({ id }) == 0 then
-  if redis.call('ZSCORE', HOLDERS, id) then
-    local r = readInfo(id)
-    token = tonumber(r and r.token or 0)
-    if release then
-      dropHolder(id, r)
-    elseif r then
-      extend(id, r.lease)
+local count, lease, token = string.match(REC or '', '^(%d+) (%d+) %d+ (%d+) ')
+OWN1 = 0
+if token and token ~= '0' then
+  OWN1 = token + 0
+  if release then
+    redis.call('ZREM', DEADLINES, ID)
+    redis.call('HDEL', STATE, ID)
+    USED = USED - count
+    if USED < 0 then
+      USED = 0
     end
+  else
+    setDeadline(ID, lease)
+  end
+elseif token or WAITERS > 0 then
+  -- A waiter (or a queue entry whose record a hand outside the scripts removed).
+  WAITERS = WAITERS - redis.call('ZREM', QUEUE, ID)
+  redis.call('ZREM', DEADLINES, ID)
+  if token then
+    redis.call('HDEL', STATE, ID)
   end
 end
-grantWaiters()
-return finish({ token })
+--@include _grant.lua
+--@include _finish.lua
+return R

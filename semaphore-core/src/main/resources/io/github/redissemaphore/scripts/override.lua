@@ -3,27 +3,30 @@
 -- Lowering it takes no permit from a holder: nobody is granted until used + count fits the new
 -- limit. Raising it (or clearing it above the current one) serves the queue at once, in ticket
 -- order, here, with the grants published as a release publishes them.
--- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
+-- KEYS: deadlines, state, queue (see _args.lua)
 -- ARGV: 1 limit, 2 the new limit (1..1,000,000), or 0 to clear it
--- Returns: {used, limit, waiters, time, earliest, configured limit of the previous call, override}:
---   the figures under the new limit (override 0 once cleared); no entries of its own.
+-- Returns: {used, waiters, time, earliest, limits}: the figures under the new limit (limits names
+--   the override, 0 once cleared); no entries of its own.
 -- Keeps I1..I6: the state key loses its TTL when an override is set and gets it back when it is
 --   cleared; a waiter that asks for more than the new limit is told it can never be served (token
 --   0), as when a configured limit shrinks.
+--@include _args.lua
 local override = argNumber(2, 0, 1000000)
-
+local ID = NO_ID
+--@include _load.lua
 -- I6: the state key keeps no TTL while an override is set. PERSIST comes before any write, so a
--- user whose ACL rule lacks it is refused with nothing changed (see the shared part above). On a
--- state key that does not exist yet it does nothing: finish() creates it without a TTL.
-if override > 0 and not SAVED_OVERRIDE then
+-- user whose ACL rule lacks it is refused with nothing changed (see _args.lua). On a state key
+-- without a TTL, or none at all, it does nothing: the final HSET then creates it without one.
+if override > 0 then
   redis.call('PERSIST', STATE)
 end
-purge()
+--@include _purge.lua
 if override > 0 then
   OVERRIDE = override
 else
   OVERRIDE = nil
 end
 LIMIT = OVERRIDE or CONFIGURED
-grantWaiters()
-return finish({})
+--@include _grant.lua
+--@include _finish.lua
+return R

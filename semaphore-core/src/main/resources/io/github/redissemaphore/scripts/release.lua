@@ -1,6 +1,6 @@
 -- release: gives a lease's permits back, all of them or all but some, and hands them to the head
 -- of the queue.
--- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
+-- KEYS: deadlines, state, queue (see _args.lua)
 -- ARGV: 1 limit, 2 permit id, 3 permits the lease keeps (optional; 0, the default: give all back),
 --       4 inbox of the caller's JVM (optional: with it, only a lease this JVM owns is touched, so a
 --       JVM whose lease another one adopted cannot release it; without it, any lease, by id),
@@ -8,41 +8,64 @@
 --       JVM owns it, and tells the JVM that owned it, if not the caller's, on its inbox
 --       "<id> -<server time us>", as an adoption does (see lease): it hears of a hand-over, not of
 --       a lost lease. RedisSemaphore.release(id) is this one call, not an adoption and a release.
--- Returns: {used, limit, waiters, time, earliest, previous, override, released, left}
+-- Returns: {used, waiters, time, earliest, limits, released, left}
 --   released 1: the id held permits and now holds at most ARGV 3 (left: what it still holds, 0 when
 --   it is gone); 0: it held nothing (released before, expired, a waiter, or never existed); -1:
 --   another JVM owns it (ARGV 4 given, ARGV 5 not 1), nothing changed.
 -- A part is given back as "keep at most k", not "give back n": a call a client library sends twice
 -- after a reconnect gives back once, and two parts given back at once add up.
 -- Keeps I1..I6: the count given back is the one recorded with the id; a part keeps its id, token
--- and deadline, and only its count goes down, with used. The hand-over message is published
--- before anything is written, and changes no key.
-local id = argId(2)
-local keep = ARGV[3] and argNumber(3, 0, 1000000) or 0
-local inbox = ARGV[4] and argId(4)
+-- and deadline, and only its count goes down, with used.
+-- Uncontended, it runs 5 commands (TIME, HMGET, ZREM, HDEL, HSET); a hand-off adds ZRANGE, HGET,
+-- ZREM, ZADD and the PUBLISH per waiter served.
+--@include _args.lua
+local ID = ARGV[2] or NO_ID
+--@include _load.lua
+local count, token, owns = string.match(REC or '', '^(%d+) %d+ %d+ (%d+) (%S+)')
+if not REC then
+  argId(2)
+end
+local keep = (not ARGV[3] or ARGV[3] == '0') and 0 or argNumber(3, 0, 1000000)
+local inbox = ARGV[4]
+if inbox and inbox ~= owns then
+  argId(4)
+end
 local handOver = ARGV[5] and argNumber(5, 0, 1) == 1
-
-purge()
-local r = readInfo(id)
--- A waiter's info has token 0 (I2): only a holder's token is above.
-local holds = r and r.token ~= '0'
-local released, left = 0, 0
-if holds and inbox and r.inbox ~= inbox and not handOver then
-  released, left = -1, r.count
-else
-  if holds and handOver and r.inbox ~= inbox and redis.call('ZSCORE', HOLDERS, id) then
-    publish(r.inbox, id .. ' -' .. string.format('%.0f', NOW_US))
-  end
-  if holds and keep > 0 and redis.call('ZSCORE', HOLDERS, id) then
-    if keep < r.count then
-      USED = math.max(USED - (r.count - keep), 0)
-      r.count = keep
-      writeInfo(id, r)
+--@include _purge.lua
+-- (Purging may have ended the lease: its record is then gone.)
+if not REC then
+  count, token, owns = nil, nil, nil
+end
+-- A waiter's record has token 0 (I2): only a holder's token is above.
+OWN1, OWN2 = 0, 0
+if token and token ~= '0' then
+  if inbox and owns ~= inbox and not handOver then
+    OWN1, OWN2 = -1, count + 0
+  else
+    if handOver and owns ~= inbox then
+      publish(owns, ID .. ' -' .. string.format('%.0f', NOW_US))
     end
-    released, left = 1, r.count
-  elseif dropHolder(id, r) then
-    released = 1
+    if keep == 0 then
+      redis.call('ZREM', DEADLINES, ID)
+      redis.call('HDEL', STATE, ID)
+      USED = USED - count
+      if USED < 0 then
+        USED = 0
+      end
+      OWN1 = 1
+    else
+      if keep < count + 0 then
+        local _, lease, claim, _, _, owner = string.match(REC, '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
+        USED = USED - (count - keep)
+        count = ARGV[3]
+        NSETS = NSETS + 2
+        SETS[NSETS - 1] = ID
+        SETS[NSETS] = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. owns .. ' ' .. owner
+      end
+      OWN1, OWN2 = 1, count + 0
+    end
   end
 end
-grantWaiters()
-return finish({ released, left })
+--@include _grant.lua
+--@include _finish.lua
+return R

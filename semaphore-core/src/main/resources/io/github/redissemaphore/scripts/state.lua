@@ -1,32 +1,55 @@
 -- state: the semaphore as Redis holds it, for introspection (after purging and granting, so it
 -- shows what is true now).
--- KEYS: holders, state, queue, queue-deadline, info (see the shared part above)
+-- KEYS: deadlines, state, queue (see _args.lua)
 -- ARGV: 1 limit, 2 most entries listed per table
--- Returns: {used, limit, waiters, time, earliest, previous, override, holders, queued}
+-- Returns: {used, waiters, time, earliest, limits, holders, queued}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
 --   queued:  {{id, count, owner}, ...} in the order they will be served
 -- Keeps I1..I6; when it lists every holder it also recounts used (I1 self-check).
+--@include _args.lua
 local most = argNumber(2, 1, 100000)
+local ID = NO_ID
+--@include _load.lua
+--@include _purge.lua
+--@include _grant.lua
 
-purge()
-grantWaiters()
-
-local holders = {}
-local leases = redis.call('ZRANGE', HOLDERS, 0, most - 1, 'WITHSCORES')
-if #leases > 0 then
-  local ids = {}
-  for i = 1, #leases, 2 do
-    ids[#ids + 1] = leases[i]
+-- The records of ids, read in chunks of 1000 (a Lua call takes a few thousand arguments at most),
+-- with the grants of this call, which the final HSET has not written yet.
+local function records(ids)
+  local recs = {}
+  for from = 1, #ids, 1000 do
+    local to = math.min(from + 999, #ids)
+    local chunk = redis.call('HMGET', STATE, unpack(ids, from, to))
+    for i = from, to do
+      recs[i] = GRANTED and GRANTED[ids[i]] or chunk[i - from + 1]
+    end
   end
-  local values = redis.call('HMGET', INFO, unpack(ids))
+  return recs
+end
+
+-- Holders, soonest deadline first: the deadlines key holds the waiters' heartbeats too, so as
+-- many more entries are read as there are waiters.
+local holders = {}
+local entries = redis.call('ZRANGE', DEADLINES, 0, most + WAITERS - 1, 'WITHSCORES')
+if #entries > 0 then
+  local ids = {}
+  for i = 1, #entries, 2 do
+    if entries[i] ~= '' then
+      ids[#ids + 1] = entries[i]
+    end
+  end
+  local recs = records(ids)
   local sum = 0
   for i, id in ipairs(ids) do
-    local r = parseInfo(values[i])
-    local count = r and r.count or 1
-    sum = sum + count
-    holders[#holders + 1] = { id, count, tonumber(r and r.token or 0), r and r.owner or '', tonumber(leases[2 * i]) - NOW_MS }
+    local count, token, owner = string.match(recs[i] or '', '^(%d+) %d+ %d+ (%d+) %S+ (.*)$')
+    if token and token ~= '0' then
+      sum = sum + count
+      if #holders < most then
+        holders[#holders + 1] = { id, count + 0, token + 0, owner, entries[2 * i] - NOW_MS }
+      end
+    end
   end
-  if #ids < most then
+  if #ids < most + WAITERS then
     USED = sum
   end
 end
@@ -34,11 +57,12 @@ end
 local queued = {}
 local waiting = redis.call('ZRANGE', QUEUE, 0, most - 1)
 if #waiting > 0 then
-  local values = redis.call('HMGET', INFO, unpack(waiting))
+  local recs = records(waiting)
   for i, id in ipairs(waiting) do
-    local r = parseInfo(values[i])
-    queued[#queued + 1] = { id, r and r.count or 0, r and r.owner or '' }
+    local count, owner = string.match(recs[i] or '', '^(%d+) %d+ %d+ %d+ %S+ (.*)$')
+    queued[#queued + 1] = { id, count and count + 0 or 0, owner or '' }
   end
 end
-
-return finish({ holders, queued })
+OWN1, OWN2 = holders, queued
+--@include _finish.lua
+return R

@@ -30,7 +30,7 @@ class SemaphoreScriptsRuntimeHintsTest {
 
         List<String> scripts = scriptsOnTheClassPath();
         assertThat(scripts).as("the scripts Scripts.load() reads")
-                .contains("_common.lua", "acquire.lua", "release.lua", "renew.lua", "cancel.lua", "state.lua");
+                .contains("_args.lua", "_grant.lua", "acquire.lua", "release.lua", "renew.lua", "cancel.lua", "state.lua");
         for (String script : scripts) {
             assertThat(RuntimeHintsPredicates.resource().forResource(Scripts.LOCATION + script))
                     .as(script).accepts(hints);

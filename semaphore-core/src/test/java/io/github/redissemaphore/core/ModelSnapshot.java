@@ -12,19 +12,23 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;
 
 /**
- * The five keys of one semaphore as {@link ModelBasedTest} sees them after a step, read by one
+ * The three keys of one semaphore as {@link ModelBasedTest} sees them after a step, read by one
  * small read-only Lua script so the picture is atomic (no script of the semaphore runs half-way
- * through it), together with the server time of the read and every key's absolute expiry.
+ * through it), together with the server time of the read and every key's absolute expiry. The
+ * contents are shown as the parts of the data model ({@code _args.lua}), split out of the keys
+ * that hold them: the deadlines key's ids not in the queue are holders, those in it waiters; the
+ * state hash's fields named with a leading space are the state, the others the records.
  *
  * @param nowMs         server time of the read, ms
  * @param nowUs         server time of the read, us (fencing tokens and tickets are at least the
  *                      server time in us when they are issued)
  * @param holders       permit id -> lease deadline (server ms), in deadline order
- * @param state         the state hash (used, seq, expires, limit)
+ * @param state         the state fields (used, seq, expires, ...), named without their space, and
+ *                      the limits field as limit and override
  * @param queue         waiter id -> ticket, in ticket order
  * @param queueDeadline waiter id -> heartbeat deadline (server ms)
- * @param rawInfo       id -> the info record as stored
- * @param info          id -> the parsed info record (absent when it does not parse)
+ * @param rawInfo       id -> the record as stored
+ * @param info          id -> the parsed record (absent when it does not parse)
  * @param expireAt      per key, in KEYS order: absolute expiry in server ms, -1 without expiry,
  *                      -2 when the key does not exist
  */
@@ -32,8 +36,8 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
                      Map<String, Long> queue, Map<String, Long> queueDeadline, Map<String, String> rawInfo,
                      Map<String, Info> info, long[] expireAt) {
 
-    /** Names of the five keys, in KEYS order, for messages. */
-    static final List<String> KEY_NAMES = List.of("holders", "state", "queue", "queue-deadline", "info");
+    /** Names of the three keys, in KEYS order, for messages. */
+    static final List<String> KEY_NAMES = List.of("deadlines", "state", "queue");
 
     /** One info record: "count lease claim token inbox owner". */
     record Info(int count, long lease, long claim, long token, String inbox, String owner) {
@@ -42,7 +46,7 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
     private static final Pattern INFO = Pattern.compile("^(\\d+) (\\d+) (\\d+) (\\d+) (\\S+) (.*)$", Pattern.DOTALL);
 
     /**
-     * Read-only: TIME, the contents of the five keys and their absolute expiry (PEXPIRETIME where
+     * Read-only: TIME, the contents of the three keys and their absolute expiry (PEXPIRETIME where
      * the server has it, else the server clock + PTTL).
      */
     private static final String READ = """
@@ -51,10 +55,8 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
             out[3] = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
             out[4] = redis.call('HGETALL', KEYS[2])
             out[5] = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
-            out[6] = redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES')
-            out[7] = redis.call('HGETALL', KEYS[5])
             local expiry = {}
-            for i = 1, 5 do
+            for i = 1, 3 do
               local at = redis.pcall('PEXPIRETIME', KEYS[i])
               if type(at) ~= 'number' then
                 -- Redis 6: the clock of this moment, not of the script's start.
@@ -64,20 +66,39 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
               end
               expiry[i] = at
             end
-            out[8] = expiry
+            out[6] = expiry
             return out
             """;
 
-    /** Reads the keys (holders, state, queue, queue-deadline, info) atomically. */
+    /** Reads the keys (deadlines, state, queue) atomically. */
     static ModelSnapshot read(RedisCommands<String, String> redis, List<String> keys) {
         List<Object> reply = redis.eval(READ, ScriptOutputType.MULTI, keys.toArray(new String[0]));
         long seconds = Long.parseLong(String.valueOf(reply.get(0)));
         long micros = Long.parseLong(String.valueOf(reply.get(1)));
-        Map<String, Long> holders = scores(reply.get(2));
-        Map<String, String> state = hash(reply.get(3));
+        Map<String, Long> deadlines = scores(reply.get(2));
         Map<String, Long> queue = scores(reply.get(4));
-        Map<String, Long> queueDeadline = scores(reply.get(5));
-        Map<String, String> rawInfo = hash(reply.get(6));
+        Map<String, Long> holders = new LinkedHashMap<>();
+        Map<String, Long> queueDeadline = new LinkedHashMap<>();
+        // The sentinel '' (at +inf) keeps the deadlines key while nobody holds or waits: no entry.
+        deadlines.remove("");
+        deadlines.forEach((id, at) -> (queue.containsKey(id) ? queueDeadline : holders).put(id, at));
+        Map<String, String> state = new LinkedHashMap<>();
+        Map<String, String> rawInfo = new LinkedHashMap<>();
+        hash(reply.get(3)).forEach((field, value) -> {
+            if (field.equals(" limits")) {
+                // "<configured limit of the last call>[ <override, 0: none> <most a waiter asks>]": shown
+                // as the fields limit and override
+                String[] limits = value.split(" ");
+                state.put("limit", limits[0]);
+                if (limits.length > 1 && !limits[1].equals("0")) {
+                    state.put("override", limits[1]);
+                }
+            } else if (field.startsWith(" ")) {
+                state.put(field.substring(1), value);
+            } else {
+                rawInfo.put(field, value);
+            }
+        });
         Map<String, Info> info = new LinkedHashMap<>();
         rawInfo.forEach((id, value) -> {
             Info parsed = parse(value);
@@ -85,9 +106,9 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
                 info.put(id, parsed);
             }
         });
-        List<?> expiry = (List<?>) reply.get(7);
-        long[] expireAt = new long[5];
-        for (int i = 0; i < 5; i++) {
+        List<?> expiry = (List<?>) reply.get(5);
+        long[] expireAt = new long[KEY_NAMES.size()];
+        for (int i = 0; i < expireAt.length; i++) {
             expireAt[i] = ((Number) expiry.get(i)).longValue();
         }
         return new ModelSnapshot(seconds * 1000 + micros / 1000, seconds * 1_000_000 + micros,
@@ -113,7 +134,7 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
         }
     }
 
-    /** @return whether the key at that index (0..4) exists */
+    /** @return whether the key at that index (0..2) exists */
     boolean exists(int key) {
         return expireAt[key] != -2;
     }
@@ -164,7 +185,10 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
         Map<String, Long> map = new LinkedHashMap<>();
         List<?> flat = (List<?>) value;
         for (int i = 0; i + 1 < flat.size(); i += 2) {
-            map.put(String.valueOf(flat.get(i)), (long) Double.parseDouble(String.valueOf(flat.get(i + 1))));
+            String score = String.valueOf(flat.get(i + 1));
+            // (+inf, the score of the deadlines key's sentinel, as the largest.)
+            map.put(String.valueOf(flat.get(i)), score.endsWith("inf") ? Long.MAX_VALUE
+                    : (long) Double.parseDouble(score));
         }
         return map;
     }
@@ -194,7 +218,7 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
                     .append(rawInfo.get(id)).append('\n');
         });
         List<String> expiry = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < KEY_NAMES.size(); i++) {
             expiry.add(KEY_NAMES.get(i) + "=" + (expireAt[i] < 0 ? String.valueOf(expireAt[i])
                     : "+" + (expireAt[i] - nowMs) + "ms"));
         }

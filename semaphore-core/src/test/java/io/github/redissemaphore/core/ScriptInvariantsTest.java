@@ -46,7 +46,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 /**
  * The scripts on their own, called through {@link RawScripts} (and raw, for bad arguments):
  * whatever id a client sends, in whatever order, no script errors and the data-model invariants of
- * {@code _common.lua} hold after every call, checked by reading the keys ({@link ScriptSnapshot}).
+ * {@code _args.lua} hold after every call, checked by reading the keys ({@link ScriptSnapshot}).
  */
 @Tag("redis-compat")
 @RedisTest
@@ -63,7 +63,7 @@ class ScriptInvariantsTest {
     private static final Duration EXTENDED = Duration.ofSeconds(45);
     /** The longest lease or heartbeat any call of this class writes. */
     private static final Duration LONGEST = LEASE;
-    /** What keys outlive twice the longest lease or heartbeat by ({@code KEY_MARGIN_MS} of {@code _common.lua}). */
+    /** What keys outlive twice the longest lease or heartbeat by ({@code KEY_MARGIN_MS} of {@code _args.lua}). */
     private static final long KEY_MARGIN_MS = 5_000;
     /** Scenarios set up and run together: few enough that none outlives its 30 s heartbeat first. */
     private static final int BATCH = 150;

@@ -18,16 +18,19 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * What the five keys of one semaphore hold, read in one read-only Lua call so the picture is
- * atomic: contents, absolute expiry (ms) and a hex DUMP of every key, and the server time. Checks
- * the data-model invariants I1, I2, I4 and the TTL part of I6 of {@code _common.lua} on it.
+ * What the three keys of one semaphore hold, read in one read-only Lua call so the picture is
+ * atomic: contents, absolute expiry (ms) and a hex DUMP of every key, and the server time. The
+ * contents are shown as the parts of the data model ({@code _args.lua}): the deadlines of the
+ * holders and of the waiters, the state fields and the records, all split out of the keys that
+ * hold them. Checks the data-model invariants I1, I2, I4 and the TTL part of I6 on it.
  *
  * @param nowMs         server time of the read, ms
- * @param holders       permit id -> lease deadline (ms)
- * @param state         the state hash (used, seq, expires, limit, waiters, next, override)
+ * @param holders       permit id -> lease deadline (ms): the ids of the deadlines key not in the queue
+ * @param state         the fields of the state hash (used, seq, expires, waiters, next), named
+ *                      without their leading space, and its limits field as limit and override
  * @param queue         waiter id -> ticket
- * @param queueDeadline waiter id -> heartbeat deadline (ms)
- * @param info          id -> raw info record
+ * @param queueDeadline waiter id -> heartbeat deadline (ms): the ids of the deadlines key in the queue
+ * @param info          id -> raw record (the state hash's other fields)
  * @param expireAt      key -> absolute expiry in ms (-1: no TTL; -2: no such key)
  * @param dumps         key -> hex of DUMP ("" when the key does not exist)
  */
@@ -45,7 +48,7 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
      * How far {@link #expireAt()} may be off, in ms. Exact on Redis 7 ({@code PEXPIRETIME}); Redis 6
      * has only {@code PTTL}, so the expiry is the server clock plus it, and a loaded server may move
      * on a few ms between the two. The scripts never move an expiry by less than seconds (see
-     * {@code KEY_MARGIN_MS} in {@code _common.lua}), so a check this loose still catches every change.
+     * {@code KEY_MARGIN_MS} in {@code _args.lua}), so a check this loose still catches every change.
      */
     public static final long EXPIRY_PRECISION_MS = 50;
 
@@ -99,8 +102,31 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
             expireAt.put(key, ((Number) entry.get(2)).longValue());
             dumps.put(key, entry.get(3) == null ? "" : (String) entry.get(3));
         }
-        return new ScriptSnapshot(now, scores(contents.get(0)), contents.get(1), scores(contents.get(2)),
-                scores(contents.get(3)), contents.get(4), expireAt, dumps);
+        Map<String, Long> deadlines = scores(contents.get(0));
+        Map<String, Long> queue = scores(contents.get(2));
+        Map<String, Long> holders = new LinkedHashMap<>();
+        Map<String, Long> queueDeadline = new LinkedHashMap<>();
+        // The sentinel '' (at +inf) keeps the deadlines key while nobody holds or waits: no entry.
+        deadlines.remove("");
+        deadlines.forEach((id, at) -> (queue.containsKey(id) ? queueDeadline : holders).put(id, at));
+        Map<String, String> state = new LinkedHashMap<>();
+        Map<String, String> info = new LinkedHashMap<>();
+        contents.get(1).forEach((field, value) -> {
+            if (field.equals(" limits")) {
+                // "<configured limit of the last call>[ <override, 0: none> <most a waiter asks>]": shown
+                // as the fields limit and override
+                String[] limits = value.split(" ");
+                state.put("limit", limits[0]);
+                if (limits.length > 1 && !limits[1].equals("0")) {
+                    state.put("override", limits[1]);
+                }
+            } else if (field.startsWith(" ")) {
+                state.put(field.substring(1), value);
+            } else {
+                info.put(field, value);
+            }
+        });
+        return new ScriptSnapshot(now, holders, state, queue, queueDeadline, info, expireAt, dumps);
     }
 
     public static ScriptSnapshot take(RedisConnectionFactory factory, SemaphoreKeys keys) {
@@ -109,7 +135,9 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
 
     private static Map<String, Long> scores(Map<String, String> raw) {
         Map<String, Long> scores = new LinkedHashMap<>();
-        raw.forEach((id, score) -> scores.put(id, new BigDecimal(score).longValue()));
+        // (+inf, the score of the deadlines key's sentinel, as the largest.)
+        raw.forEach((id, score) -> scores.put(id, score.endsWith("inf") ? Long.MAX_VALUE
+                : new BigDecimal(score).longValue()));
         return scores;
     }
 
@@ -193,7 +221,7 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         if (limit > 0 && sum > limit) {
             problems.add("holders hold " + sum + " permits, over the limit " + limit);
         }
-        // I2: info for every holder and waiter, none orphaned; no id both; queue = queue-deadline.
+        // I2: a record for every holder and waiter, none orphaned; no id both; every waiter has its deadline.
         for (String id : queue.keySet()) {
             Info r = infoOf(id);
             if (r == null) {
@@ -206,7 +234,8 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
             }
         }
         if (!queue.keySet().equals(queueDeadline.keySet())) {
-            problems.add("queue " + queue.keySet() + " and queue-deadline " + queueDeadline.keySet() + " differ");
+            problems.add("queue " + queue.keySet() + " and the waiters' deadlines " + queueDeadline.keySet()
+                    + " differ");
         }
         Set<String> known = new HashSet<>(holders.keySet());
         known.addAll(queue.keySet());

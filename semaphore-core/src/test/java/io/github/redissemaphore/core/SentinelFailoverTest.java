@@ -35,7 +35,7 @@ class SentinelFailoverTest {
             CompletableFuture<Permit> lost = new CompletableFuture<>();
             held.onLost(lost::complete);
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> !sentinel.replica().keys("semaphore:{sentinel}:holders").isEmpty());
+                    .until(() -> !sentinel.replica().keys("semaphore:{sentinel}:deadlines").isEmpty());
             int oldMaster = sentinel.master().port();
 
             sentinel.master().kill();

@@ -148,7 +148,7 @@ class WaitingBehaviourTest extends SemaphoreTestBase {
         // lost. The record is put back at once: the inbox also says which JVM owns the lease (an
         // adoption changes it), and the waiter's JVM must still be its owner when its tick asks.
         StringRedisTemplate redis = new StringRedisTemplate(server.connectionFactory());
-        String infoKey = server.keyPrefix() + ":{" + name + "}:info";
+        String infoKey = server.keyPrefix() + ":{" + name + "}:state";
         String waiterId = holderJvm.state().waiters().get(0).waiterId();
         String record = redis.<String, String>opsForHash().get(infoKey, waiterId);
         redis.opsForHash().put(infoKey, waiterId,

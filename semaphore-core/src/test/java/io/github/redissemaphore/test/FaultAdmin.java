@@ -29,11 +29,16 @@ public final class FaultAdmin {
         return (Long) call(server, "ZCARD", key);
     }
 
-    /** @return the members of the sorted set {@code key}, lowest score first */
+    /**
+     * @return the members of the sorted set {@code key}, lowest score first, but for the sentinel
+     *         {@code ''} that keeps a semaphore's deadlines key while nobody holds or waits
+     */
     public static List<String> zmembers(RedisServer server, String key) {
         List<String> members = new ArrayList<>();
         for (Object member : (List<?>) call(server, "ZRANGE", key, "0", "-1")) {
-            members.add((String) member);
+            if (!"".equals(member)) {
+                members.add((String) member);
+            }
         }
         return members;
     }

@@ -201,9 +201,12 @@ class AclLeastPrivilegeTest {
         // closing the subscriptions (UNSUBSCRIBE, PING) is traffic too: wait for the connections to go
         await().atMost(Duration.ofSeconds(10)).until(() -> SecuredContexts.clients(server).isEmpty());
         assertThat(SecuredContexts.refused(server)).as("commands Redis refused").isEmpty();
-        // and the run used every command of the rule: the rule grants nothing the library does not send
+        // and the run used every command of the rule: the rule grants nothing the library does not send,
+        // but for ZRANGEBYSCORE and ZSCORE, which the scripts run only once a deadline has passed (a
+        // purge) and for a waiter's renewal (a tick 10 s apart here): AclRuleTest finds them in the scripts
         List<String> rule = new ArrayList<>(AclRule.COMMANDS);
         rule.addAll(AclRule.REPLICATION_COMMANDS);
+        rule.removeAll(List.of("zrangebyscore", "zscore"));
         assertThat(server.commandCalls()).containsKeys(rule.toArray(String[]::new));
         assertThat(server.keys("*")).isNotEmpty().allSatisfy(key -> assertThat(key).startsWith("semaphore:"));
     }

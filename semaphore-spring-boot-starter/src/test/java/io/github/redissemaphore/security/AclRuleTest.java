@@ -118,7 +118,7 @@ class AclRuleTest {
     /** @return the command names of every {@code redis.call} and {@code redis.pcall} of the scripts, lower case */
     static Set<String> scriptCommands() throws IOException {
         Resource[] files = new PathMatchingResourcePatternResolver().getResources(SCRIPTS);
-        assertThat(files).extracting(Resource::getFilename).contains("_common.lua", "acquire.lua", "override.lua");
+        assertThat(files).extracting(Resource::getFilename).contains("_args.lua", "acquire.lua", "override.lua");
         Set<String> commands = new TreeSet<>();
         for (Resource file : files) {
             String text = file.getContentAsString(StandardCharsets.UTF_8);

@@ -474,9 +474,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         forget(pending);
         ledger.nowHeld(permit.lease(), pending.callerObservation);
         try {
-            if (!confirmed) {
-                tick.confirmSoon();
-            }
+            // An unconfirmed claim makes the next tick come within a waiter tick (see RenewalTick#delay):
+            // its renew confirms every claim heard meanwhile at once, and none of a lease released before.
             tick.wake();
         } finally {
             // The caller hears of its permit even if a timer could not be set.

@@ -66,7 +66,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         this.context = context;
         this.liveSemaphores = liveSemaphores;
         this.ledger = new SemaphoreLedger(identity, context.listeners(), context.observations(), routes);
-        this.tick = new RenewalTick(identity, ledger, context.scheduler(), context.waiterTick());
+        this.tick = new RenewalTick(identity, ledger, context.scheduler(), context.waiterTick(),
+                context.waiterHeartbeat());
         this.figures = new UsageFigures(name, ledger, tick, context.mismatches().of(name, baseName, settings),
                 context.listeners());
         this.cleanUps = new CleanUps(identity, context, figures);

@@ -95,7 +95,7 @@ final class JvmInbox implements Inbox {
             Refusal refusal = Refusal.of(e, null);
             if (refusal != null) {
                 log.warn("Redis refuses this JVM its inbox channel {} (Redis: \"{}\"): while the scripts may not"
-                        + " publish to it, every call that would hand a permit to a waiter fails. Give the"
+                        + " publish to it, its waiters hear of their grants only at their renewal tick. Give the"
                         + " Redis user &{}:*, as in the ACL rule of {}. Subscribing again every {} s", channel,
                         refusal.reply().strip(), channel.substring(0, channel.lastIndexOf(":inbox:")), Refusal.ACL_DOCS,
                         RETRY.toSeconds());

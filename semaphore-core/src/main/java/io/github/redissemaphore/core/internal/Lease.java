@@ -105,7 +105,7 @@ final class Lease {
 
     /**
      * @param handle    the permit its holder sees
-     * @param confirmed false for the claim of a grant from the queue (see {@code _common.lua}, grantWaiters)
+     * @param confirmed false for the claim of a grant from the queue (see {@code _grant.lua})
      */
     Lease(Permit handle, String semaphoreName, String id, int count, long fencingToken, Duration lease,
           long leaseEndsNanos, long confirmedMicros, boolean confirmed) {

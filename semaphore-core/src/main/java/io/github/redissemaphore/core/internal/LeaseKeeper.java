@@ -88,14 +88,6 @@ final class LeaseKeeper implements RenewalTick.Renewals {
         return since;
     }
 
-    @Override
-    public void confirmClaims() {
-        List<Lease> claims = ledger.leases().stream().filter(Lease::needsConfirmation).toList();
-        if (!claims.isEmpty()) {
-            renew(claims, List.of(), false);
-        }
-    }
-
     /**
      * One tick: a single renew call for every lease (or, without auto-renewal, every claim still
      * to confirm) and every waiter this JVM has on this semaphore.
@@ -111,8 +103,13 @@ final class LeaseKeeper implements RenewalTick.Renewals {
         if (!renewalInFlight.compareAndSet(NONE, System.nanoTime())) {
             // The last renewal has not come back yet (Redis slow or down): no second one on top.
             // Its watchdog covers the leases it was sent for; one for the leases as they are now
-            // covers those taken since (a grant, an adoption) too.
+            // covers those taken since (a grant, an adoption) too. Claims heard since are confirmed
+            // on their own: a claim is short, and cannot wait for that renewal to come back.
             watchdog.watch(leases);
+            List<Lease> claims = leases.stream().filter(Lease::needsConfirmation).toList();
+            if (!claims.isEmpty()) {
+                renew(claims, List.of(), false);
+            }
             return;
         }
         renew(leases, queued, true);

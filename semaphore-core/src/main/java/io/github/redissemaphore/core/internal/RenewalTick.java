@@ -5,7 +5,6 @@ import java.time.Instant;
 import java.util.OptionalLong;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
@@ -15,7 +14,7 @@ import org.springframework.scheduling.TaskScheduler;
  * The one periodic task of one semaphore in this JVM. It runs only while the JVM holds renewable
  * permits (every leaseTime/3) or has waiters (every waiter tick, and when the earliest lease ends)
  * on the semaphore, and stops by itself when neither is left, so an idle semaphore costs nothing.
- * Other pieces only ask it to come sooner ({@link #wake}, {@link #confirmSoon}); what it runs, on
+ * Other pieces only ask it to come sooner ({@link #wake}, {@link #wakeWithin}); what it runs, on
  * the scheduler's thread, is the {@link Renewals} it drives.
  */
 final class RenewalTick {
@@ -25,37 +24,33 @@ final class RenewalTick {
 
         /** One tick: renew every lease and heartbeat every waiter, in one call. */
         void renewNow();
-
-        /** Confirm the claims of grants heard from the inbox, in one call. */
-        void confirmClaims();
     }
 
     private final SemaphoreIdentity identity;
     private final SemaphoreLedger ledger;
     private final TaskScheduler scheduler;
     private final Duration waiterTick;
+    /** How soon a claim heard from the inbox is confirmed: the waiter tick, or a quarter of the heartbeat if sooner. */
+    private final Duration claimTick;
     /** Set once, by {@link #drive}, before the semaphore is handed out. */
     private volatile Renewals renewals = new Renewals() {
         @Override
         public void renewNow() {
-        }
-
-        @Override
-        public void confirmClaims() {
         }
     };
     /** Guards {@link #next} and {@link #stopped}; a lock, as every lock of the library (virtual threads). */
     private final ReentrantLock lock = new ReentrantLock();
     private @Nullable ScheduledFuture<?> next;
     private boolean stopped;
-    /** A confirmation of claims is scheduled and has not started yet. */
-    private final AtomicBoolean confirming = new AtomicBoolean();
 
-    RenewalTick(SemaphoreIdentity identity, SemaphoreLedger ledger, TaskScheduler scheduler, Duration waiterTick) {
+    RenewalTick(SemaphoreIdentity identity, SemaphoreLedger ledger, TaskScheduler scheduler, Duration waiterTick,
+                Duration waiterHeartbeat) {
         this.identity = identity;
         this.ledger = ledger;
         this.scheduler = scheduler;
         this.waiterTick = waiterTick;
+        Duration quarter = waiterHeartbeat.dividedBy(4);
+        this.claimTick = quarter.compareTo(waiterTick) < 0 ? quarter : waiterTick;
     }
 
     /** @param renewals what every tick runs (the tick is made before the piece it drives) */
@@ -73,10 +68,16 @@ final class RenewalTick {
                 delay = Duration.ofNanos(shortest.getAsLong() / 3);
             }
         }
-        boolean claims = !identity.settings().autoRenew()
-                && ledger.leases().stream().anyMatch(Lease::needsConfirmation);
-        if ((claims || ledger.hasWaiters()) && (delay == null || waiterTick.compareTo(delay) < 0)) {
+        if (ledger.hasWaiters() && (delay == null || waiterTick.compareTo(delay) < 0)) {
             delay = waiterTick;
+        }
+        // A claim (a grant from the queue, heard from the inbox) is confirmed by the next tick, in
+        // one call for every claim heard meanwhile instead of one call per hand-off (a permit given
+        // back before it needs none): within a waiter tick, and within a quarter of the claim, which
+        // this JVM counts as half the waiter heartbeat.
+        if (ledger.leases().stream().anyMatch(Lease::needsConfirmation)
+                && (delay == null || claimTick.compareTo(delay) < 0)) {
+            delay = claimTick;
         }
         return delay;
     }
@@ -102,16 +103,6 @@ final class RenewalTick {
             next = scheduler.schedule(this::run, Instant.now().plus(delay));
         } finally {
             lock.unlock();
-        }
-    }
-
-    /** Confirms claims (grants heard from the inbox) with one renew call, soon, off the inbox thread. */
-    void confirmSoon() {
-        if (confirming.compareAndSet(false, true)) {
-            scheduler.schedule(() -> {
-                confirming.set(false);
-                renewals.confirmClaims();
-            }, Instant.now());
         }
     }
 

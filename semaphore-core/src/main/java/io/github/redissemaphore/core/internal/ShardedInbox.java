@@ -94,8 +94,9 @@ final class ShardedInbox implements Inbox {
                     Refusal refusal = error == null ? null : Refusal.of(error, null);
                     if (refusal != null && refusedOnce.compareAndSet(false, true)) {
                         log.warn("Redis refuses this JVM its inbox channel {} (Redis: \"{}\"): while the scripts may"
-                                + " not publish to it, every call that would hand a permit to a waiter fails. Give the"
-                                + " Redis user &{}:*, as in the ACL rule of {} (with its cluster additions)", channel,
+                                + " not publish to it, its waiters hear of their grants only at their renewal tick."
+                                + " Give the Redis user &{}:*, as in the ACL rule of {} (with its cluster additions)",
+                                channel,
                                 refusal.reply().strip(), channel.substring(0, channel.indexOf(":{")), Refusal.ACL_DOCS);
                     } else if (error != null) {
                         log.debug("Could not subscribe to {} ({}); its waiters are served by the renewal tick", channel,

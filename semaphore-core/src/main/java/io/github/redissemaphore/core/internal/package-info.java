@@ -23,7 +23,7 @@
  *   Acquisitions --> PermitMoves (a permit it grants, and then cannot hand over, is released)
  *   LeaseKeeper  --WaiterReplies--> Acquisitions (a renewal reply grants a waiter, or makes it join again)
  *   RenewalTick  --Renewals--> LeaseKeeper (on the scheduler's thread)
- *   Acquisitions, PermitMoves, UsageFigures --> RenewalTick (wake, confirmSoon: schedule and return)
+ *   Acquisitions, PermitMoves, UsageFigures --> RenewalTick (wake, wakeWithin: schedule and return)
  *   PermitMoves, LeaseKeeper --> LeaseWatchdog --> CleanUps
  *   Acquisitions, PermitMoves --> CleanUps --> Retries (clean-ups to send again: on a timer, or at once
  *                                                     when the registry hears Redis answer again)

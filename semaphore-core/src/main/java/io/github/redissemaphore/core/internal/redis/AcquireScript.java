@@ -52,6 +52,6 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
 
     @Override
     public Acquired parse(Reply reply) {
-        return new Acquired(reply.usage(), Acquired.Status.values()[(int) reply.number(0)], reply.number(1));
+        return new Acquired(reply.usage(limit), Acquired.Status.values()[(int) reply.number(0)], reply.number(1));
     }
 }

@@ -40,6 +40,6 @@ public record CancelScript(int limit, String id, boolean release) implements Scr
 
     @Override
     public Cancelled parse(Reply reply) {
-        return new Cancelled(reply.usage(), reply.number(0));
+        return new Cancelled(reply.usage(limit), reply.number(0));
     }
 }

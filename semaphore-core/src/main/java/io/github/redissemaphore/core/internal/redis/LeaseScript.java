@@ -60,7 +60,7 @@ public record LeaseScript(int limit, String id, Duration lease, String inbox, bo
 
     @Override
     public Leased parse(Reply reply) {
-        return new Leased(reply.usage(), Leased.Status.values()[(int) reply.number(0) + 1], (int) reply.number(1),
+        return new Leased(reply.usage(limit), Leased.Status.values()[(int) reply.number(0) + 1], (int) reply.number(1),
                 reply.number(2), Duration.ofMillis(reply.number(3)));
     }
 }

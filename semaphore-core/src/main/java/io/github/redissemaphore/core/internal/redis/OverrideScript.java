@@ -30,6 +30,6 @@ public record OverrideScript(int limit, int override) implements ScriptCall<Usag
 
     @Override
     public Usage parse(Reply reply) {
-        return reply.usage();
+        return reply.usage(limit);
     }
 }

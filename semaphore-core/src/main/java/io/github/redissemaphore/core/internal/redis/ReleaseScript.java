@@ -76,6 +76,6 @@ public record ReleaseScript(int limit, String id, int keep, @Nullable String inb
     @Override
     public Released parse(Reply reply) {
         long status = reply.number(0);
-        return new Released(reply.usage(), status == 1, status == -1, (int) reply.number(1));
+        return new Released(reply.usage(limit), status == 1, status == -1, (int) reply.number(1));
     }
 }

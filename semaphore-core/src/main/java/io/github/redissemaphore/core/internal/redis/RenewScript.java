@@ -68,6 +68,6 @@ public record RenewScript(int limit, Duration heartbeat, String inbox, List<Stri
             statuses.add(reply.number(1 + i));
             leases.add(Duration.ofMillis(reply.number(1 + n + i)));
         }
-        return new Renewed(reply.usage(), (int) reply.number(0), statuses, leases);
+        return new Renewed(reply.usage(limit), (int) reply.number(0), statuses, leases);
     }
 }

@@ -10,10 +10,10 @@ import java.util.List;
 public final class Reply {
 
     /**
-     * Index of a script's own first entry: after used, limit, waiters, server time, earliest lease
-     * end, the configured limit of the previous call and the override.
+     * Index of a script's own first entry: after used, waiters, server time, earliest deadline and
+     * the limits (0, or the text "previous override").
      */
-    private static final int OWN = 7;
+    private static final int OWN = 5;
 
     private final List<Object> values;
 
@@ -21,9 +21,22 @@ public final class Reply {
         this.values = values;
     }
 
-    /** @return the figures every script returns */
-    Usage usage() {
-        return new Usage((int) at(0), (int) at(1), (int) at(2), at(3), at(4), (int) at(5), (int) at(6));
+    /**
+     * @param configured the limit the call carried (the caller's configured permits)
+     * @return the figures every script returns
+     */
+    Usage usage(int configured) {
+        int previous = configured;
+        int override = 0;
+        if (!(values.get(4) instanceof Number)) {
+            // "<configured limit of the previous call> <override>", each 0 when none
+            String limits = text(values.get(4));
+            int space = limits.indexOf(' ');
+            previous = Integer.parseInt(limits.substring(0, space));
+            override = Integer.parseInt(limits.substring(space + 1));
+        }
+        return new Usage((int) at(0), override > 0 ? override : configured, (int) at(1), at(2), at(3), previous,
+                override);
     }
 
     /** @return the script's own entry {@code index} (from 0), a number */

@@ -8,7 +8,7 @@ import java.util.List;
  * Redis Cluster slot and one script can touch them all.
  *
  * @param name    the semaphore name
- * @param all     holders, state, queue, queue-deadline, info: the KEYS of every script, in order
+ * @param all     deadlines, state, queue: the KEYS of every script, in order
  * @param encoded the same keys in UTF-8, encoded once
  */
 public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded) {
@@ -16,8 +16,7 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded)
     /** @return the keys of {@code name} under {@code prefix} */
     public static SemaphoreKeys of(String prefix, String name) {
         String base = prefix + ":{" + name + "}:";
-        List<String> all = List.of(base + "holders", base + "state", base + "queue", base + "queue-deadline",
-                base + "info");
+        List<String> all = List.of(base + "deadlines", base + "state", base + "queue");
         return new SemaphoreKeys(name, all, all.stream().map(key -> key.getBytes(StandardCharsets.UTF_8)).toList());
     }
 
@@ -32,9 +31,7 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded)
      *         TTL; in the semaphore's slot)
      */
     byte[] replicationMarker() {
-        String holders = all.get(0);
-        return (holders.substring(0, holders.length() - "holders".length()) + "replicated")
-                .getBytes(StandardCharsets.UTF_8);
+        return (base() + "replicated").getBytes(StandardCharsets.UTF_8);
     }
 
     /**
@@ -51,7 +48,12 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded)
      *         scripts publish to it with {@code SPUBLISH} (Redis Cluster 7+)
      */
     public String channel(String clientId) {
-        String holders = all.get(0);
-        return holders.substring(0, holders.length() - "holders".length()) + "inbox:" + clientId;
+        return base() + "inbox:" + clientId;
+    }
+
+    /** @return what every key of the semaphore starts with: {@code <prefix>:{<name>}:} */
+    private String base() {
+        String deadlines = all.get(0);
+        return deadlines.substring(0, deadlines.length() - "deadlines".length());
     }
 }

@@ -39,7 +39,7 @@ public record StateScript(String name, int limit, int most) implements ScriptCal
     /** Holders as [id, count, token, owner, lease left ms]; waiters as [id, count, owner], in queue order. */
     @Override
     public Read parse(Reply reply) {
-        Usage usage = reply.usage();
+        Usage usage = reply.usage(limit);
         List<SemaphoreState.Holder> holders = new ArrayList<>();
         for (Object entry : reply.list(0)) {
             List<?> h = (List<?>) entry;

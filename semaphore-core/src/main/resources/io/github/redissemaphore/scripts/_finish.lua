@@ -1,0 +1,79 @@
+-- Shared part 5 (see _args.lua): writes what changed back in one HSET, with the records of this
+-- call's grants, keeps every key's TTL past every deadline (I4), and makes the reply, R. REFRESH
+-- (renew): set every key's TTL even when the horizon needs none, as a self-repair.
+-- ' next' stays a lower bound when the deadline it was goes (a release): purging reads it again
+-- once it has passed, so no call writes it only to raise it. Numbers are written as '%d' texts
+-- (an integer printf; Redis would print a Lua number through the far dearer '%.17g').
+do
+  if USED < 0 then
+    USED = 0
+  end
+  local n = NSETS
+  if USED ~= USED_READ then
+    SETS[n + 1], SETS[n + 2] = ' used', string.format('%d', USED)
+    n = n + 2
+  end
+  if WAITERS ~= WAITERS_READ then
+    SETS[n + 1], SETS[n + 2] = ' waiters', string.format('%d', WAITERS)
+    n = n + 2
+  end
+  if EARLIEST ~= EARLIEST_READ then
+    SETS[n + 1], SETS[n + 2] = ' next', string.format('%d', EARLIEST)
+    n = n + 2
+  end
+  if not SEQ_TEXT then
+    -- A state started anew: the counter goes on from where it was.
+    SEQ_TEXT = string.format('%d', SEQ)
+  end
+  if SEQ_TEXT ~= S[2] then
+    SETS[n + 1], SETS[n + 2] = ' seq', SEQ_TEXT
+    n = n + 2
+  end
+  -- I6: the state key has no TTL while an override is set, and gets it back when it is cleared.
+  if WAITERS == 0 then
+    MOST = 0
+  end
+  local limits = (OVERRIDE or MOST > CONFIGURED) and string.format('%d %d %d', CONFIGURED, OVERRIDE or 0, MOST)
+      or ARGV[1]
+  if limits ~= LIMITS then
+    SETS[n + 1], SETS[n + 2] = ' limits', limits
+    n = n + 2
+  end
+  local stateTtl = SAVED_OVERRIDE and not OVERRIDE
+  if REFRESH or EXPIRES == 0 or HORIZON + KEY_MIN_MARGIN_MS > EXPIRES then
+    -- The expiry only ever moves out: it covers deadlines of earlier calls too (I4).
+    local at = HORIZON + (HORIZON - NOW_MS) + KEY_MARGIN_MS
+    if at > EXPIRES then
+      EXPIRES = at
+    end
+    local text = string.format('%d', EXPIRES)
+    SETS[n + 1], SETS[n + 2] = ' expires', text
+    redis.call('HSET', STATE, unpack(SETS, 1, n + 2))
+    if not OVERRIDE then
+      redis.call('PEXPIREAT', STATE, text)
+    end
+    redis.call('PEXPIREAT', DEADLINES, text)
+    if WAITERS > 0 or REFRESH then
+      redis.call('PEXPIREAT', QUEUE, text)
+    end
+  else
+    if n > 0 then
+      redis.call('HSET', STATE, unpack(SETS, 1, n))
+    end
+    if stateTtl then
+      redis.call('PEXPIREAT', STATE, string.format('%d', EXPIRES))
+    end
+    if CREATED_QUEUE then
+      redis.call('PEXPIREAT', QUEUE, string.format('%d', EXPIRES))
+    end
+  end
+end
+-- The reply: {used, waiters, server time us, ms until the earliest deadline (-1: none), limits,
+-- the script's own entries}. Limits is 0 in the usual case (no override, and the previous call
+-- was configured as this one), else the text "<configured limit of the previous call> <override>"
+-- (each 0 when none), from which the caller learns of a mismatch or of the runtime limit. Built
+-- in one go: the table ends at the first own entry the script left nil.
+local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS and EARLIEST - NOW_MS or 0),
+            (OVERRIDE or LAST_LIMIT ~= ARGV[1])
+                and (LAST_LIMIT or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0') or 0,
+            OWN1, OWN2, OWN3, OWN4 }

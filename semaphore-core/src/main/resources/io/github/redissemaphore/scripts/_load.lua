@@ -1,0 +1,72 @@
+-- Shared part 2 (see _args.lua): the server time and the state, in two commands, and nothing
+-- written. ID (the id the script is about, as sent, or NO_ID) is declared by the script before
+-- it; its record comes with the state.
+
+-- Server time only: clients' clocks never matter. (A string in arithmetic is a number in Lua.)
+local clock = redis.call('TIME')
+local NOW_US = clock[1] * 1000000 + clock[2]
+local NOW_MS = (NOW_US - NOW_US % 1000) / 1000
+
+local S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
+-- The caller's configured limit: the text the last call stored (and checked), or checked now.
+local CONFIGURED = S[6] == ARGV[1] and ARGV[1] + 0 or argNumber(1, 1, 1000000)
+local USED = (S[1] or 0) + 0
+local EXPIRES = (S[3] or 0) + 0
+local WAITERS = (S[4] or 0) + 0
+-- Lower bound of the earliest deadline (0: none); purging waits for it to pass.
+local EARLIEST = (S[5] or 0) + 0
+-- ' limits': "<configured limit of the previous call> <override, 0: none> <most>", where most is
+-- an upper bound of what a waiter in the queue asks for; just the limit when there is no override
+-- and most is not above it. That usual case, with the caller's limit, is told by comparing texts.
+local LIMITS = S[6]
+local LAST_LIMIT, OVERRIDE, MOST = LIMITS, nil, CONFIGURED
+if LIMITS ~= ARGV[1] then
+  local last, override, most = string.match(LIMITS or '0', '^(%d+) ?(%d*) ?(%d*)$')
+  LAST_LIMIT = LIMITS and last
+  -- I6: the operator's limit, when set, is the limit of this call (the override script changes it).
+  OVERRIDE = override and #override > 0 and override ~= '0' and override + 0 or nil
+  MOST = most and #most > 0 and most + 0 or last + 0
+end
+local SAVED_OVERRIDE = OVERRIDE
+local LIMIT = OVERRIDE or CONFIGURED
+-- What was read, so that only what changed is written back.
+local USED_READ, WAITERS_READ, EARLIEST_READ = USED, WAITERS, EARLIEST
+-- The counter, as a number once a grant or a ticket needs it, and its text as written.
+local SEQ, SEQ_TEXT = nil, S[2]
+-- The record of ID (false: none); kept up to date when this call grants or drops ID.
+local REC = S[7]
+-- Latest deadline this call wrote; queue created by this call (it starts without a TTL).
+local HORIZON = NOW_MS
+local CREATED_QUEUE = false
+-- Set by renew: every key's TTL is set anew, a self-repair once per tick.
+local REFRESH = false
+-- Fields and values the final HSET writes (records of grants made here, then the counters: NSETS
+-- of them; room for six pairs is made at once, as growing a table costs more than a command), and
+-- the records granted by this call, by id (nil until one is), which a later read must not miss.
+local SETS, NSETS = { nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil }, 0
+local GRANTED = nil
+-- The script's own entries of the reply, which follow the usage figures (see _finish.lua).
+local OWN1, OWN2, OWN3, OWN4 = nil, nil, nil, nil
+
+-- Tickets and fencing tokens: strictly increasing, and never below the server clock in
+-- microseconds, so they keep increasing after the state key expired. Returns the new value's text.
+local function nextSeq()
+  SEQ = (SEQ or SEQ_TEXT or 0) + 1
+  if SEQ < NOW_US then
+    SEQ = NOW_US
+  end
+  SEQ_TEXT = string.format('%d', SEQ)
+  return SEQ_TEXT
+end
+
+-- Sets the deadline of id (a lease, a claim, a heartbeat) to ms from now; the bounds follow it.
+local function setDeadline(id, ms)
+  local at = NOW_MS + ms
+  redis.call('ZADD', DEADLINES, string.format('%d', at), id)
+  if at > HORIZON then
+    HORIZON = at
+  end
+  if EARLIEST == 0 or at < EARLIEST then
+    EARLIEST = at
+  end
+end
