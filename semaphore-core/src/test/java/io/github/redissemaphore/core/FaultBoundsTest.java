@@ -328,10 +328,17 @@ class FaultBoundsTest {
                         .until(() -> zcard(server, SemaphoreKeys.of(PREFIX, "full").all().get(2)) == 0);
             }
             blocker.release();
-            // Redis answered every call within 800 ms: the waits end with a rejection, in time.
+            // Redis answered every call within 800 ms: the waits end with a rejection, in time. Only on a
+            // machine so busy that a 10 ms timer ran as late as the 200 ms between the pause and the
+            // timeout may the reply itself come too late, and the call end unavailable (still in time).
             assertThat(calls).allSatisfy(call -> {
                 assertWithinBound(call);
-                assertThat(call.result()).as(call.toString()).isEqualTo("rejected");
+                Duration late = noise.during(call.startNanos(), call.endNanos());
+                if (late.compareTo(TIMEOUT.minusMillis(800).dividedBy(2)) < 0) {
+                    assertThat(call.result()).as(call.toString()).isEqualTo("rejected");
+                } else {
+                    assertThat(call.result()).as(call.toString()).isIn("rejected", "SemaphoreUnavailableException");
+                }
             });
         }
     }

@@ -2,7 +2,11 @@ package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 
+import io.lettuce.core.RedisCommandTimeoutException;
+
+import java.util.HashSet;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
@@ -38,12 +42,28 @@ final class RefusedCalls {
      *         that explains it (with the reply among its causes)
      */
     static Throwable explained(Throwable error, SemaphoreKeys keys, String call, @Nullable String script) {
+        if (unanswered(error)) {
+            // the call got no reply: a refusal among the causes is the connection's, which the message
+            // already explains as what the client needs to connect, not as this call's
+            return error;
+        }
         Refusal refusal = Refusal.of(error, script);
         if (refusal == null) {
             return error;
         }
         return new SemaphoreUnavailableException(keys.name(), explain(refusal, keys, call),
                 RedisConnections.cause(error));
+    }
+
+    /** @return whether the call timed out (no reply, or no connection to send it on) */
+    private static boolean unanswered(Throwable error) {
+        Set<Throwable> seen = new HashSet<>();
+        for (Throwable cause = error; cause != null && seen.add(cause); cause = cause.getCause()) {
+            if (cause instanceof RedisCommandTimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return the explanation of a refused call of semaphore {@code keys.name()} */
