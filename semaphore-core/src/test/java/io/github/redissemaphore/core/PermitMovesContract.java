@@ -47,7 +47,7 @@ abstract class PermitMovesContract extends SemaphoreTestBase {
         assertThat(adopted.isHeld()).isTrue();
         assertThat(adopted.leaseRemaining()).isPositive().isLessThanOrEqualTo(LEASE);
         // The former holder learns at its next renewal that the lease left it.
-        await().atMost(Duration.ofSeconds(5)).until(() -> lost.get() == 1);
+        await().atMost(Duration.ofSeconds(15)).until(() -> lost.get() == 1);
         assertThat(taken.isHeld()).isFalse();
         assertThat(taken.leaseRemaining()).isZero();
         assertThat(leasesLost).as("a hand-over is no lost lease").hasValue(0);
@@ -86,7 +86,7 @@ abstract class PermitMovesContract extends SemaphoreTestBase {
         RedisSemaphore other = newRegistry().semaphore(name, SemaphoreSettings.DEFAULTS.withLeaseTime(LEASE));
         Permit held = holderJvm.tryAcquire().orElseThrow();
         CompletableFuture<Permit> waiting = holderJvm.acquireAsync(1, Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(5)).until(() -> other.state().waiters().size() == 1);
+        await().atMost(Duration.ofSeconds(15)).until(() -> other.state().waiters().size() == 1);
         String waiterId = other.state().waiters().get(0).waiterId();
 
         assertThat(other.adopt(waiterId)).as("a waiter holds nothing yet").isEmpty();
@@ -110,13 +110,13 @@ abstract class PermitMovesContract extends SemaphoreTestBase {
         Permit own = other.tryAcquire().orElseThrow();
         // The holder's JVM waits too, so it listens on its inbox on a cluster as well.
         CompletableFuture<Permit> waiting = holderJvm.acquireAsync(2, Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(5)).until(() -> other.state().waiters().size() == 1);
+        await().atMost(Duration.ofSeconds(15)).until(() -> other.state().waiters().size() == 1);
 
         assertThat(other.release(elsewhere.id())).isTrue();
         assertThat(other.release(elsewhere.id())).isFalse();
         // The freed permits went to the waiter; the holder heard of the hand-over on its inbox.
         Permit served = waiting.get(10, TimeUnit.SECONDS);
-        await().atMost(Duration.ofSeconds(5)).until(() -> lost.get() == 1);
+        await().atMost(Duration.ofSeconds(15)).until(() -> lost.get() == 1);
         assertThat(elsewhere.isHeld()).isFalse();
         assertThat(leasesLost).as("released by id: a hand-over, no lost lease").hasValue(0);
 
@@ -159,7 +159,7 @@ abstract class PermitMovesContract extends SemaphoreTestBase {
 
         Permit brief = semaphore.tryAcquire(3, Duration.ZERO, Duration.ofMillis(300)).orElseThrow();
 
-        await().atMost(Duration.ofSeconds(5)).until(() -> semaphore.state().used() == 0);
+        await().atMost(Duration.ofSeconds(15)).until(() -> semaphore.state().used() == 0);
         assertThat(brief.isHeld()).isFalse();
         assertThat(semaphore.tryAcquire(3, Duration.ZERO)).isPresent();
     }
@@ -178,7 +178,7 @@ abstract class PermitMovesContract extends SemaphoreTestBase {
         assertThat(fixed.state().used()).isEqualTo(1);
         // Shorter is allowed: the lease then ends sooner.
         permit.extend(Duration.ofMillis(300));
-        await().atMost(Duration.ofSeconds(5)).until(() -> fixed.state().used() == 0);
+        await().atMost(Duration.ofSeconds(15)).until(() -> fixed.state().used() == 0);
         assertThatIllegalStateException().isThrownBy(() -> permit.extend(Duration.ofSeconds(5)))
                 .withMessageContaining("is no longer held");
         assertThat(permit.isHeld()).isFalse();
@@ -205,7 +205,7 @@ abstract class PermitMovesContract extends SemaphoreTestBase {
                 .withMessageContaining("adopted by another process");
         // Once: by the extend that found it gone, or by the inbox's message of the adoption, whose
         // thread may still be calling the listeners when the extend throws.
-        await().atMost(Duration.ofSeconds(5)).untilAtomic(lost, equalTo(1));
+        await().atMost(Duration.ofSeconds(15)).untilAtomic(lost, equalTo(1));
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).untilAtomic(lost,
                 equalTo(1));
         assertThatIllegalStateException().isThrownBy(() -> taken.release(1));
@@ -222,7 +222,7 @@ abstract class PermitMovesContract extends SemaphoreTestBase {
         RedisSemaphore other = newRegistry().semaphore(name, THREE);
         Permit three = holderJvm.tryAcquire(3, Duration.ZERO).orElseThrow();
         CompletableFuture<Permit> waiting = other.acquireAsync(1, Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(5)).until(() -> other.state().waiters().size() == 1);
+        await().atMost(Duration.ofSeconds(15)).until(() -> other.state().waiters().size() == 1);
 
         three.release(1);
 
