@@ -79,26 +79,10 @@ record ModelSnapshot(long nowMs, long nowUs, Map<String, Long> holders, Map<Stri
         Map<String, Long> queue = scores(reply.get(4));
         Map<String, Long> holders = new LinkedHashMap<>();
         Map<String, Long> queueDeadline = new LinkedHashMap<>();
-        // The sentinel '' (at +inf) keeps the deadlines key while nobody holds or waits: no entry.
-        deadlines.remove("");
-        deadlines.forEach((id, at) -> (queue.containsKey(id) ? queueDeadline : holders).put(id, at));
+        StateHash.splitDeadlines(deadlines, queue, holders, queueDeadline);
         Map<String, String> state = new LinkedHashMap<>();
         Map<String, String> rawInfo = new LinkedHashMap<>();
-        hash(reply.get(3)).forEach((field, value) -> {
-            if (field.equals(" limits")) {
-                // "<configured limit of the last call>[ <override, 0: none> <most a waiter asks>]": shown
-                // as the fields limit and override
-                String[] limits = value.split(" ");
-                state.put("limit", limits[0]);
-                if (limits.length > 1 && !limits[1].equals("0")) {
-                    state.put("override", limits[1]);
-                }
-            } else if (field.startsWith(" ")) {
-                state.put(field.substring(1), value);
-            } else {
-                rawInfo.put(field, value);
-            }
-        });
+        StateHash.split(hash(reply.get(3)), state, rawInfo);
         Map<String, Info> info = new LinkedHashMap<>();
         rawInfo.forEach((id, value) -> {
             Info parsed = parse(value);

@@ -106,26 +106,10 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         Map<String, Long> queue = scores(contents.get(2));
         Map<String, Long> holders = new LinkedHashMap<>();
         Map<String, Long> queueDeadline = new LinkedHashMap<>();
-        // The sentinel '' (at +inf) keeps the deadlines key while nobody holds or waits: no entry.
-        deadlines.remove("");
-        deadlines.forEach((id, at) -> (queue.containsKey(id) ? queueDeadline : holders).put(id, at));
+        StateHash.splitDeadlines(deadlines, queue, holders, queueDeadline);
         Map<String, String> state = new LinkedHashMap<>();
         Map<String, String> info = new LinkedHashMap<>();
-        contents.get(1).forEach((field, value) -> {
-            if (field.equals(" limits")) {
-                // "<configured limit of the last call>[ <override, 0: none> <most a waiter asks>]": shown
-                // as the fields limit and override
-                String[] limits = value.split(" ");
-                state.put("limit", limits[0]);
-                if (limits.length > 1 && !limits[1].equals("0")) {
-                    state.put("override", limits[1]);
-                }
-            } else if (field.startsWith(" ")) {
-                state.put(field.substring(1), value);
-            } else {
-                info.put(field, value);
-            }
-        });
+        StateHash.split(contents.get(1), state, info);
         return new ScriptSnapshot(now, holders, state, queue, queueDeadline, info, expireAt, dumps);
     }
 
