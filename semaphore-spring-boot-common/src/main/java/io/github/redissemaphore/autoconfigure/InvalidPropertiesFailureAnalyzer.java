@@ -15,8 +15,6 @@ import org.springframework.boot.context.properties.bind.validation.BindValidatio
 import org.springframework.boot.context.properties.bind.validation.ValidationErrors;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.origin.Origin;
@@ -147,16 +145,7 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
     }
 
     private @Nullable ConfigurationProperty lookUp(ConfigurationPropertyName name) {
-        if (environment == null) {
-            return null;
-        }
-        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
-            ConfigurationProperty property = source.getConfigurationProperty(name);
-            if (property != null) {
-                return property;
-            }
-        }
-        return null;
+        return ConfiguredProperties.lookUp(environment, name);
     }
 
     private static @Nullable Origin origin(@Nullable ConfigurationProperty property) {

@@ -8,8 +8,6 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.env.Environment;
@@ -80,15 +78,6 @@ final class ReplicasUnsupportedFailureAnalyzer extends AbstractFailureAnalyzer<R
     }
 
     private @Nullable ConfigurationProperty lookUp(ConfigurationPropertyName name) {
-        if (environment == null) {
-            return null;
-        }
-        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
-            ConfigurationProperty property = source.getConfigurationProperty(name);
-            if (property != null) {
-                return property;
-            }
-        }
-        return null;
+        return ConfiguredProperties.lookUp(environment, name);
     }
 }
