@@ -1,4 +1,4 @@
--- Shared part 5 (see _args.lua): writes what changed back in one HSET, with the records of this
+-- Shared part 6 (see _args.lua): writes what changed back in one HSET, with the records of this
 -- call's grants, keeps every key's TTL past every deadline (I4), and makes the reply, R. REFRESH
 -- (renew): set every key's TTL even when the horizon needs none, as a self-repair.
 -- ' next' stays a lower bound when the deadline it was goes (a release): purging reads it again

@@ -1,4 +1,4 @@
--- Shared part 4 (see _args.lua): serves the queue strictly in ticket order: the head is granted
+-- Shared part 5 (see _args.lua): serves the queue strictly in ticket order: the head is granted
 -- when it fits, and nobody behind it is served before it (no overtaking). A grant starts with the
 -- waiter's short claim lease, which its JVM's next renewal extends to the full lease, so a waiter
 -- that died just before its grant blocks the permit for the claim only. Each grant is handed

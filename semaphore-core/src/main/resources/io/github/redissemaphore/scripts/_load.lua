@@ -1,13 +1,4 @@
--- Shared part 2 (see _args.lua): the server time and the state, in two commands, and nothing
--- written. ID (the id the script is about, as sent, or NO_ID) is declared by the script before
--- it; its record comes with the state.
-
--- Server time only: clients' clocks never matter. (A string in arithmetic is a number in Lua.)
-local clock = redis.call('TIME')
-local NOW_US = clock[1] * 1000000 + clock[2]
-local NOW_MS = (NOW_US - NOW_US % 1000) / 1000
-
-local S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
+-- Shared part 3 (see _args.lua): makes sense of what _read.lua read, and nothing written.
 -- The caller's configured limit: the text the last call stored (and checked), or checked now.
 local CONFIGURED = S[6] == ARGV[1] and ARGV[1] + 0 or argNumber(1, 1, 1000000)
 local USED = (S[1] or 0) + 0

@@ -1,4 +1,4 @@
--- Shared part 3 (see _args.lua), the first that writes: a state started anew when it is gone.
+-- Shared part 4 (see _args.lua), the first that writes: a state started anew when it is gone.
 -- A missing state key (never used, expired, or deleted by a hand outside the scripts), or one kept
 -- past the expiry of the other keys by an override (I6): any deadline or queue entry left has no
 -- record, and any record left has no deadline, so the semaphore starts anew (PEXPIREAT in the

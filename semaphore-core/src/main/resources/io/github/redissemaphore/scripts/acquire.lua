@@ -1,9 +1,10 @@
 -- acquire: grants permits now, or puts the caller in the queue when it will wait.
 -- KEYS: deadlines, state, queue (see _args.lua)
--- ARGV: 1 limit, 2 permit id, 3 count, 4 lease ms, 5 wait (1: queue when refused, 0: don't),
---       6 fair (1: refuse while others wait, 0: take free permits regardless), 7 waiter heartbeat
---       ms (also the claim lease of a grant from the queue), 8 inbox channel of the caller's JVM,
---       9 owner (host/pid/thread)
+-- ARGV: 1 limit, 2 permit id, 3 "<count> <lease ms> <waiter heartbeat ms>" (the heartbeat is also
+--       the claim lease of a grant from the queue), 4 "<inbox channel of the caller's JVM> <owner
+--       (host/pid/thread)>", 5 mode: 0 try once and take free permits regardless of waiters,
+--       1 also queue when refused, 2 fair (refuse while others wait), 3 both. (Packed, so a call
+--       carries five arguments, the record is the caller's texts and one C call checks them all.)
 -- Returns: {used, waiters, time, earliest, limits, status, token}
 --   status 1: granted, token = fencing token; 2: queued, token = ticket; 0: refused, token = 0
 --   (also at once when count exceeds the limit of the call: an override below the request)
@@ -14,13 +15,56 @@
 -- key is new or a deadline reaches past the keys' expiry.
 --@include _args.lua
 local ID = ARGV[2] or NO_ID
+--@include _read.lua
+-- The usual case, taken here with none of the general machinery: a new id, nobody waiting, no
+-- override nor a limit another caller configured otherwise, nothing to purge, and a deadline that
+-- neither ' next' nor the keys' expiry must move for; every argument checked as below. It writes
+-- what the general path would write in this case, and replies the same; anything else, a bad
+-- argument included, goes on to the general path.
+if S[2] and S[4] == '0' and S[6] == ARGV[1] and not S[7] and S[1] and S[3] and S[5] then
+  local count, lease, heartbeat = string.match(ARGV[3] or '', '^(%d+) (%d+) (%d+)$')
+  if count then
+    count, lease, heartbeat = count + 0, lease + 0, heartbeat + 0
+  end
+  local deadline = count and NOW_MS + lease
+  local next = S[5] + 0
+  local used = count and S[1] + count
+  if count and used <= ARGV[1] + 0 and next > NOW_MS and next <= deadline and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0
+      and count >= 1 and lease <= 86400000 and heartbeat >= 1 and heartbeat <= 86400000
+      and (ARGV[5] == '2' or ARGV[5] == '3' or ARGV[5] == '0' or ARGV[5] == '1')
+      and ID ~= '' and #ID <= 200 and not string.find(ID, '%s') and string.find(ARGV[4] or '', '^%S+ ')
+      and string.find(ARGV[4], ' ', 1, true) <= 201 then
+    local seq = S[2] + 1
+    if seq < NOW_US then
+      seq = NOW_US
+    end
+    local token = string.format('%d', seq)
+    redis.call('ZADD', DEADLINES, string.format('%d', deadline), ID)
+    redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used', string.format('%d', used), ' seq', token)
+    return { used, 0, NOW_US, next - NOW_MS, 0, 1, seq }
+  end
+end
 --@include _load.lua
 argId(2)
-local count = argNumber(3, 1, CONFIGURED)
-local lease = argNumber(4, 1, 86400000)
-local wait, fair = ARGV[5] == '1', ARGV[6] == '1'
-local heartbeat = argNumber(7, 1, 86400000)
-local inbox, owner = argId(8), ARGV[9] or ''
+local count, lease, heartbeat = string.match(ARGV[3] or '', '^(%d+) (%d+) (%d+)$')
+if count then
+  count, lease, heartbeat = count + 0, lease + 0, heartbeat + 0
+end
+if not count or count < 1 or count > CONFIGURED or lease < 1 or lease > 86400000 or heartbeat < 1
+    or heartbeat > 86400000 then
+  error('semaphore script: ARGV[3] must be "<count> <lease ms> <heartbeat ms>", integers within 1..'
+      .. CONFIGURED .. ', 1..86400000 and 1..86400000, but was ' .. tostring(ARGV[3]), 0)
+end
+local inbox = string.match(ARGV[4] or '', '^(%S+) ')
+if not inbox or #inbox > 200 then
+  error('semaphore script: ARGV[4] must be "<inbox> <owner>", the inbox an id of 1..200 characters without'
+      .. ' whitespace, but was ' .. tostring(ARGV[4]), 0)
+end
+local mode = ARGV[5]
+if mode ~= '3' and mode ~= '1' and mode ~= '2' and mode ~= '0' then
+  error('semaphore script: ARGV[5] must be 0, 1, 2 or 3, but was ' .. tostring(mode), 0)
+end
+local wait, fair = mode == '3' or mode == '1', mode == '3' or mode == '2'
 --@include _purge.lua
 --@include _grant.lua
 
@@ -37,7 +81,7 @@ elseif not ticket and USED + count <= LIMIT and (WAITERS == 0 or not fair) then
   setDeadline(ID, lease)
   NSETS = NSETS + 2
   SETS[NSETS - 1] = ID
-  SETS[NSETS] = ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[7] .. ' ' .. nextSeq() .. ' ' .. inbox .. ' ' .. owner
+  SETS[NSETS] = ARGV[3] .. ' ' .. nextSeq() .. ' ' .. ARGV[4]
   USED = USED + count
   OWN1, OWN2 = 1, SEQ
 elseif not wait then
@@ -66,7 +110,7 @@ else
   setDeadline(ID, heartbeat)
   NSETS = NSETS + 2
   SETS[NSETS - 1] = ID
-  SETS[NSETS] = ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[7] .. ' 0 ' .. inbox .. ' ' .. owner
+  SETS[NSETS] = ARGV[3] .. ' 0 ' .. ARGV[4]
   WAITERS = WAITERS + 1
   OWN1, OWN2 = 2, SEQ
 end

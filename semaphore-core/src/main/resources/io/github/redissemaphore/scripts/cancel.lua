@@ -11,6 +11,7 @@
 --@include _args.lua
 local ID = argId(2)
 local release = ARGV[3] == '1'
+--@include _read.lua
 --@include _load.lua
 --@include _purge.lua
 

@@ -18,6 +18,7 @@ local newLease = argNumber(3, 0, 86400000)
 local inbox = argId(4)
 local takeOver = ARGV[5] == '1'
 local newOwner = ARGV[6] or ''
+--@include _read.lua
 --@include _load.lua
 --@include _purge.lua
 

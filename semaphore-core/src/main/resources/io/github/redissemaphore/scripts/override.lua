@@ -13,6 +13,7 @@
 --@include _args.lua
 local override = argNumber(2, 0, 1000000)
 local ID = NO_ID
+--@include _read.lua
 --@include _load.lua
 -- I6: the state key keeps no TTL while an override is set. PERSIST comes before any write, so a
 -- user whose ACL rule lacks it is refused with nothing changed (see _args.lua). On a state key

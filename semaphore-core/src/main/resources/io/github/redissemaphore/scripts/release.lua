@@ -20,6 +20,26 @@
 -- ZREM, ZADD and the PUBLISH per waiter served.
 --@include _args.lua
 local ID = ARGV[2] or NO_ID
+--@include _read.lua
+-- The usual case, taken here with none of the general machinery: a holder's own JVM gives all of
+-- it back, nobody waits, no override nor a limit another caller configured otherwise, nothing to
+-- purge, and the keys' expiry need not move. It writes what the general path would write in this
+-- case, and replies the same; anything else goes on to the general path.
+if S[2] and S[4] == '0' and S[6] == ARGV[1] and S[7] and ARGV[3] == '0' and ARGV[4] and not ARGV[5]
+    and S[1] and S[3] and S[5] then
+  local count, token, owns = string.match(S[7], '^(%d+) %d+ %d+ (%d+) (%S+)')
+  local next = S[5] + 0
+  if token and token ~= '0' and owns == ARGV[4] and next > NOW_MS and NOW_MS + KEY_MIN_MARGIN_MS <= S[3] + 0 then
+    local used = S[1] - count
+    if used < 0 then
+      used = 0
+    end
+    redis.call('ZREM', DEADLINES, ID)
+    redis.call('HDEL', STATE, ID)
+    redis.call('HSET', STATE, ' used', string.format('%d', used))
+    return { used, 0, NOW_US, next - NOW_MS, 0, 1, 0 }
+  end
+end
 --@include _load.lua
 local count, token, owns = string.match(REC or '', '^(%d+) %d+ %d+ (%d+) (%S+)')
 if not REC then

@@ -19,6 +19,7 @@
 local heartbeat = argNumber(2, 1, 86400000)
 local inbox = argId(3)
 local ID = NO_ID
+--@include _read.lua
 --@include _load.lua
 REFRESH = true
 -- I5: the queue size and the earliest deadline from the keys themselves.

@@ -9,6 +9,7 @@
 --@include _args.lua
 local most = argNumber(2, 1, 100000)
 local ID = NO_ID
+--@include _read.lua
 --@include _load.lua
 --@include _purge.lua
 --@include _grant.lua

@@ -535,30 +535,7 @@ class ScriptInvariantsTest {
         String lease = "60000";
         String hb = "30000";
         String tooLong = "x".repeat(201);
-        List<String[]> acquires = new ArrayList<>();
-        for (String bad : List.of("abc", "0", "-1", "1.5", "1000001", "", " ", "nan", "inf", "1e300")) {
-            acquires.add(new String[] {bad, id, "1", lease, "1", "1", hb, inbox, OWNER});
-        }
-        for (String bad : List.of("", "has space", "tab\tid", "new\nline", tooLong)) {
-            acquires.add(new String[] {l, bad, "1", lease, "1", "1", hb, inbox, OWNER});
-        }
-        for (String bad : List.of("0", "-1", "x", "1.5", "4", "")) {
-            acquires.add(new String[] {l, id, bad, lease, "1", "1", hb, inbox, OWNER});
-        }
-        for (String bad : List.of("0", "-5", "abc", "86400001", "0.5", "")) {
-            acquires.add(new String[] {l, id, "1", bad, "1", "1", hb, inbox, OWNER});
-        }
-        for (String bad : List.of("0", "x", "86400001", "")) {
-            acquires.add(new String[] {l, id, "1", lease, "1", "1", bad, inbox, OWNER});
-        }
-        for (String bad : List.of("", "in box")) {
-            acquires.add(new String[] {l, id, "1", lease, "1", "1", hb, bad, OWNER});
-        }
-        acquires.add(new String[] {l, id, "1", lease, "1", "1", hb});
-        acquires.add(new String[] {l, id});
-        acquires.add(new String[] {l});
-        acquires.add(new String[] {});
-
+        List<String[]> acquires = badAcquires(l, id, lease, hb);
         List<String[]> releases = List.of(new String[] {"x", T}, new String[] {"0", T}, new String[] {l, ""},
                 new String[] {l, "a b"}, new String[] {l, tooLong}, new String[] {l}, new String[] {},
                 new String[] {l, T, "x"}, new String[] {l, T, "-1"}, new String[] {l, T, "1.5"},
@@ -623,6 +600,65 @@ class ScriptInvariantsTest {
         StateScript.Read state = checked(keys, LIMIT, "state", () -> commands.state(keys, LIMIT, 100));
         assertThat(state.state().holders()).extracting(SemaphoreState.Holder::permitId).containsExactlyInAnyOrder(O, W);
         assertThat(state.state().waiters()).isEmpty();
+    }
+
+    @Test
+    void badArgumentsOfTheUsualCaseAreErrorRepliesThatWriteNothing() {
+        // acquire.lua's fast path: a holder, nobody waiting, nothing to purge; every bad argument
+        // must still be an error that writes nothing, not a grant.
+        SemaphoreKeys keys = keys("bad-args-usual");
+        hold(keys, O, 1, LEASE);
+        ScriptSnapshot before = ScriptSnapshot.take(redis, keys);
+        String l = String.valueOf(LIMIT);
+        List<String[]> acquires = badAcquires(l, "B", String.valueOf(LEASE.toMillis()),
+                String.valueOf(HEARTBEAT.toMillis()));
+        for (String[] args : acquires) {
+            expectErrorWritingNothing(keys, "acquire", args, before);
+        }
+        // The same call with good arguments is granted, by the fast path.
+        Acquired good = checked(keys, LIMIT, "good B", () -> acquire(keys, LIMIT, "B", 1, LEASE, HEARTBEAT));
+        assertThat(good.status()).isEqualTo(Acquired.Status.GRANTED);
+    }
+
+    /**
+     * Acquire calls each with one bad argument (acquire.lua packs count, lease and heartbeat in
+     * ARGV 3, the inbox and owner in ARGV 4, the mode in ARGV 5), and calls missing arguments.
+     */
+    private List<String[]> badAcquires(String l, String id, String lease, String hb) {
+        String counts = "1 " + lease + " " + hb;
+        String box = inbox + " " + OWNER;
+        List<String[]> acquires = new ArrayList<>();
+        for (String bad : List.of("abc", "0", "-1", "1.5", "1000001", "", " ", "nan", "inf", "1e300")) {
+            acquires.add(new String[] {bad, id, counts, box, "3"});
+        }
+        for (String bad : List.of("", "has space", "tab\tid", "new\nline", "x".repeat(201))) {
+            acquires.add(new String[] {l, bad, counts, box, "3"});
+        }
+        for (String bad : List.of("0", "-1", "x", "1.5", "4", "")) {
+            acquires.add(new String[] {l, id, bad + " " + lease + " " + hb, box, "3"});
+        }
+        for (String bad : List.of("0", "-5", "abc", "86400001", "0.5", "")) {
+            acquires.add(new String[] {l, id, "1 " + bad + " " + hb, box, "3"});
+        }
+        for (String bad : List.of("0", "x", "86400001", "")) {
+            acquires.add(new String[] {l, id, "1 " + lease + " " + bad, box, "3"});
+        }
+        for (String bad : List.of("", "1 " + lease, "1  " + lease + " " + hb, counts + " ", " " + counts,
+                "1\t" + lease + " " + hb, "99999999999999999999 " + lease + " " + hb)) {
+            acquires.add(new String[] {l, id, bad, box, "3"});
+        }
+        for (String bad : List.of("", inbox, " " + OWNER, "in\tbox " + OWNER, "x".repeat(201) + " " + OWNER)) {
+            acquires.add(new String[] {l, id, counts, bad, "3"});
+        }
+        for (String bad : List.of("", "4", "-1", "x", "11", " 1")) {
+            acquires.add(new String[] {l, id, counts, box, bad});
+        }
+        acquires.add(new String[] {l, id, counts, box});
+        acquires.add(new String[] {l, id, counts});
+        acquires.add(new String[] {l, id});
+        acquires.add(new String[] {l});
+        acquires.add(new String[] {});
+        return acquires;
     }
 
     private void expectErrorWritingNothing(SemaphoreKeys keys, String script, String[] args, ScriptSnapshot before) {

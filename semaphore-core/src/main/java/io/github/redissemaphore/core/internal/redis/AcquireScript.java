@@ -1,6 +1,5 @@
 package io.github.redissemaphore.core.internal.redis;
 
-import static io.github.redissemaphore.core.internal.redis.ScriptCall.flag;
 import static io.github.redissemaphore.core.internal.redis.ScriptCall.millis;
 
 import java.time.Duration;
@@ -46,8 +45,9 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
 
     @Override
     public List<String> args() {
-        return List.of(String.valueOf(limit), id, String.valueOf(count), millis(lease), flag(queue), flag(fair),
-                millis(heartbeat), inbox, owner);
+        // Packed as acquire.lua reads them: the record's texts travel as they are stored.
+        return List.of(String.valueOf(limit), id, count + " " + millis(lease) + " " + millis(heartbeat),
+                inbox + " " + owner, String.valueOf((queue ? 1 : 0) + (fair ? 2 : 0)));
     }
 
     @Override
