@@ -1,6 +1,8 @@
 -- Shared part 1 of every semaphore script, included by the loader (Scripts.java) where a script
 -- says --@include _args.lua. The parts are included as plain code, not as functions, so a call
--- defines no more than the four small functions below.
+-- defines no more than the three small functions below and two in _load.lua. (acquire and release
+-- include _read.lua, part 2, before this one: their usual case is done before any function is
+-- built; see _read.lua.)
 --
 -- KEYS (all with the hash tag {name}, so one cluster slot):
 --   1 deadlines ZSET id -> deadline (server ms): the lease deadline of a holder, the heartbeat
@@ -71,7 +73,6 @@
 -- (a record, a message) needs string.format('%.0f') for a token, whose 16 digits Lua's own
 -- tostring would print in exponent form.
 
-local DEADLINES, STATE, QUEUE = KEYS[1], KEYS[2], KEYS[3]
 
 -- Argument checks, before any write: a bad value is an error reply, and nothing has changed. (A
 -- plain string: Redis 6 cannot report an error table raised from a nested function.) A number
@@ -109,10 +110,5 @@ end
 -- Bounds the work one call does on behalf of others, so no call is ever slow.
 local PURGE_BATCH = 100
 local GRANT_BATCH = 1000
--- Keys outlive the last lease or heartbeat by at least KEY_MIN_MARGIN_MS. When a deadline reaches
--- past that, every key's expiry moves out to twice the new horizon plus KEY_MARGIN_MS, so most
--- calls set no TTL at all, and an idle semaphore is gone within 2 x lease + 5 s.
-local KEY_MIN_MARGIN_MS = 1000
-local KEY_MARGIN_MS = 5000
 -- The field the state read asks for when the script names no id: no record has it.
 local NO_ID = ' '

@@ -1,7 +1,16 @@
--- Shared part 2 (see _args.lua): the server time and the state, in two commands, and nothing
--- written. ID (the id the script is about, as sent, or NO_ID) is declared by the script before
--- it; its record comes with the state. A script with a fast path for its usual case (acquire,
--- release) puts it between this part and _load.lua, which makes sense of what was read.
+-- Shared part 2 (see _args.lua): the keys, the server time and the state, in two commands, and
+-- nothing written. ID (the id the script is about, as sent, or ' ' when none) is declared by the
+-- script before it; its record comes with the state. It needs nothing of _args.lua, so a script
+-- with a fast path for its usual case (acquire, release) includes it first, then the fast path,
+-- then _args.lua and _load.lua (which makes sense of what was read): the usual case builds none of
+-- the functions the general path needs.
+
+local DEADLINES, STATE, QUEUE = KEYS[1], KEYS[2], KEYS[3]
+-- Keys outlive the last lease or heartbeat by at least KEY_MIN_MARGIN_MS. When a deadline reaches
+-- past that, every key's expiry moves out to twice the new horizon plus KEY_MARGIN_MS, so most
+-- calls set no TTL at all, and an idle semaphore is gone within 2 x lease + 5 s.
+local KEY_MIN_MARGIN_MS = 1000
+local KEY_MARGIN_MS = 5000
 
 -- Server time only: clients' clocks never matter. (A string in arithmetic is a number in Lua.)
 local clock = redis.call('TIME')

@@ -13,25 +13,26 @@
 -- waits already is answered queued with its ticket (its heartbeat refreshed). Keeps I1..I6.
 -- Uncontended, it runs 4 commands (TIME, HMGET, ZADD, HSET), and a PEXPIREAT when the deadlines
 -- key is new or a deadline reaches past the keys' expiry.
---@include _args.lua
-local ID = ARGV[2] or NO_ID
+local ID = ARGV[2] or ' '
 --@include _read.lua
 -- The usual case, taken here with none of the general machinery: a new id, nobody waiting, no
 -- override nor a limit another caller configured otherwise, nothing to purge, and a deadline that
 -- neither ' next' nor the keys' expiry must move for; every argument checked as below. It writes
--- what the general path would write in this case, and replies the same; anything else, a bad
--- argument included, goes on to the general path.
+-- what the general path would write in this case, and its reply says the same in a text that
+-- costs Redis no number printed and no table (see Reply.java): "<used before> <count> <' next'>
+-- <server time s> <its µs> 1 <token>". Anything else, a bad argument included, goes on to the
+-- general path, which checks it and says what is wrong.
 if S[2] and S[4] == '0' and S[6] == ARGV[1] and not S[7] and S[1] and S[3] and S[5] then
   local count, lease, heartbeat = string.match(ARGV[3] or '', '^(%d+) (%d+) (%d+)$')
+  local given = count
   if count then
     count, lease, heartbeat = count + 0, lease + 0, heartbeat + 0
   end
   local deadline = count and NOW_MS + lease
   local next = S[5] + 0
-  local used = count and S[1] + count
-  if count and used <= ARGV[1] + 0 and next > NOW_MS and next <= deadline and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0
-      and count >= 1 and lease <= 86400000 and heartbeat >= 1 and heartbeat <= 86400000
-      and (ARGV[5] == '2' or ARGV[5] == '3' or ARGV[5] == '0' or ARGV[5] == '1')
+  if count and S[1] + count <= ARGV[1] + 0 and next > NOW_MS and next <= deadline
+      and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0 and count >= 1 and lease <= 86400000 and heartbeat >= 1
+      and heartbeat <= 86400000 and (ARGV[5] == '2' or ARGV[5] == '3' or ARGV[5] == '0' or ARGV[5] == '1')
       and ID ~= '' and #ID <= 200 and not string.find(ID, '%s') and string.find(ARGV[4] or '', '^%S+ ')
       and string.find(ARGV[4], ' ', 1, true) <= 201 then
     local seq = S[2] + 1
@@ -40,10 +41,12 @@ if S[2] and S[4] == '0' and S[6] == ARGV[1] and not S[7] and S[1] and S[3] and S
     end
     local token = string.format('%d', seq)
     redis.call('ZADD', DEADLINES, string.format('%d', deadline), ID)
-    redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used', string.format('%d', used), ' seq', token)
-    return { used, 0, NOW_US, next - NOW_MS, 0, 1, seq }
+    redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used',
+        string.format('%d', S[1] + count), ' seq', token)
+    return S[1] .. ' ' .. given .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 ' .. token
   end
 end
+--@include _args.lua
 --@include _load.lua
 argId(2)
 local count, lease, heartbeat = string.match(ARGV[3] or '', '^(%d+) (%d+) (%d+)$')

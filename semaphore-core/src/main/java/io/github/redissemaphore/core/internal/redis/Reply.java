@@ -1,11 +1,19 @@
 package io.github.redissemaphore.core.internal.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
  * A script's raw reply: the {@link Usage} figures every script returns first, then the script's
  * own entries. Only the script types read it, by position; everyone else reads their named fields.
+ *
+ * <p>A script's usual case (the fast paths of {@code acquire.lua} and {@code release.lua}) replies
+ * one text instead of a table, which costs the Redis server far less to make: {@code "<used
+ * before> <permits taken, or given back with a minus> <earliest deadline, server ms> <server time
+ * s> <its µs part> <own entries>"}, with no limits to report (its caller is configured as the
+ * previous one, and no override is set) and nobody waiting. It is read here as the table the
+ * general path would have replied.
  */
 public final class Reply {
 
@@ -18,7 +26,20 @@ public final class Reply {
     private final List<Object> values;
 
     Reply(List<Object> values) {
-        this.values = values;
+        this.values = values.size() == 1 && values.get(0) instanceof byte[] text ? usualCase(text(text)) : values;
+    }
+
+    /** @return the table the general path replies for what a fast path's text says */
+    private static List<Object> usualCase(String text) {
+        String[] parts = text.split(" ");
+        long used = Math.max(0, Long.parseLong(parts[0]) + Long.parseLong(parts[1]));
+        long nextMillis = Long.parseLong(parts[2]);
+        long serverMicros = Long.parseLong(parts[3]) * 1_000_000 + Long.parseLong(parts[4]);
+        List<Object> values = new ArrayList<>(List.of(used, 0L, serverMicros, nextMillis - serverMicros / 1000, 0L));
+        for (int i = 5; i < parts.length; i++) {
+            values.add(Long.parseLong(parts[i]));
+        }
+        return values;
     }
 
     /**
