@@ -419,7 +419,8 @@ class FaultBoundsTest {
             // unanswered during the pause may make it go on in the background (PermitMoves.release).
             String deadlinesA = PREFIX + ":{" + a + "}:deadlines";
             RedisServer serverA = nodeA;
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(zmembers(serverA, deadlinesA)).isEmpty());
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(zmembers(serverA, deadlinesA)).isEmpty());
         }
     }
 
