@@ -15,26 +15,36 @@
 -- key is new or a deadline reaches past the keys' expiry.
 local ID = ARGV[2] or ' '
 --@include _read.lua
--- The usual case, taken here with none of the general machinery: a new id, nobody waiting, no
--- override nor a limit another caller configured otherwise, nothing to purge, and a deadline that
--- neither ' next' nor the keys' expiry must move for; every argument checked as below. It writes
--- what the general path would write in this case, and its reply says the same in a text that
--- costs Redis no number printed and no table (see Reply.java): "<used before> <count> <' next'>
--- <server time s> <its µs> 1 <token>". Anything else, a bad argument included, goes on to the
--- general path, which checks it and says what is wrong.
-if S[2] and S[4] == '0' and S[6] == ARGV[1] and not S[7] and S[1] and S[3] and S[5] then
-  local count, lease, heartbeat = string.match(ARGV[3] or '', '^(%d+) (%d+) (%d+)$')
-  local given = count
-  if count then
-    count, lease, heartbeat = count + 0, lease + 0, heartbeat + 0
-  end
-  local deadline = count and NOW_MS + lease
+-- The arguments, each rule once: checked here, before anything is decided, and refused by the
+-- general path below (after ARGV 1, which _load.lua checks), so that the usual case and the
+-- general path accept exactly the same calls. (count <= the caller's limit is checked where the
+-- limit is known.)
+local count, lease, heartbeat = string.match(ARGV[3] or '', '^(%d+) (%d+) (%d+)$')
+local given = count
+if count then
+  count, lease, heartbeat = count + 0, lease + 0, heartbeat + 0
+end
+-- (argId's rule, _args.lua, which is not built yet here; the general path calls argId itself.)
+local idOk = ID ~= '' and #ID <= 200 and not string.find(ID, '%s')
+local numbersOk = count and count >= 1 and lease >= 1 and lease <= 86400000 and heartbeat >= 1
+    and heartbeat <= 86400000
+-- "<inbox> <owner>": the inbox ends at the first space, 1..200 characters without whitespace.
+local inboxOk = string.find(ARGV[4] or '', '^%S+ ') and string.find(ARGV[4], ' ', 1, true) <= 201
+local mode = ARGV[5]
+local modeOk = mode == '3' or mode == '2' or mode == '1' or mode == '0'
+
+-- The usual case, taken here with none of the general machinery: good arguments, a new id,
+-- nobody waiting, no override nor a limit another caller configured otherwise, room under the
+-- limit, nothing to purge, and a deadline that neither ' next' nor the keys' expiry must move for.
+-- It writes what the general path would write in this case, and its reply says the same in a
+-- text that costs Redis no number printed and no table (see Reply.java): "<used before> <count>
+-- <' next'> <server time s> <its µs> 1 <token>". Anything else goes on to the general path.
+if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] == ARGV[1] and not S[7]
+    and S[1] and S[3] and S[5] then
+  local deadline = NOW_MS + lease
   local next = S[5] + 0
-  if count and S[1] + count <= ARGV[1] + 0 and next > NOW_MS and next <= deadline
-      and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0 and count >= 1 and lease <= 86400000 and heartbeat >= 1
-      and heartbeat <= 86400000 and (ARGV[5] == '2' or ARGV[5] == '3' or ARGV[5] == '0' or ARGV[5] == '1')
-      and ID ~= '' and #ID <= 200 and not string.find(ID, '%s') and string.find(ARGV[4] or '', '^%S+ ')
-      and string.find(ARGV[4], ' ', 1, true) <= 201 then
+  if S[1] + count <= ARGV[1] + 0 and next > NOW_MS and next <= deadline
+      and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0 then
     local seq = S[2] + 1
     if seq < NOW_US then
       seq = NOW_US
@@ -49,22 +59,15 @@ end
 --@include _args.lua
 --@include _load.lua
 argId(2)
-local count, lease, heartbeat = string.match(ARGV[3] or '', '^(%d+) (%d+) (%d+)$')
-if count then
-  count, lease, heartbeat = count + 0, lease + 0, heartbeat + 0
-end
-if not count or count < 1 or count > CONFIGURED or lease < 1 or lease > 86400000 or heartbeat < 1
-    or heartbeat > 86400000 then
+if not numbersOk or count > CONFIGURED then
   error('semaphore script: ARGV[3] must be "<count> <lease ms> <heartbeat ms>", integers within 1..'
       .. CONFIGURED .. ', 1..86400000 and 1..86400000, but was ' .. tostring(ARGV[3]), 0)
 end
-local inbox = string.match(ARGV[4] or '', '^(%S+) ')
-if not inbox or #inbox > 200 then
+if not inboxOk then
   error('semaphore script: ARGV[4] must be "<inbox> <owner>", the inbox an id of 1..200 characters without'
       .. ' whitespace, but was ' .. tostring(ARGV[4]), 0)
 end
-local mode = ARGV[5]
-if mode ~= '3' and mode ~= '1' and mode ~= '2' and mode ~= '0' then
+if not modeOk then
   error('semaphore script: ARGV[5] must be 0, 1, 2 or 3, but was ' .. tostring(mode), 0)
 end
 local wait, fair = mode == '3' or mode == '1', mode == '3' or mode == '2'

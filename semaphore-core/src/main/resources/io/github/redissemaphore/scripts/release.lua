@@ -20,6 +20,9 @@
 -- ZREM, ZADD and the PUBLISH per waiter served.
 local ID = ARGV[2] or ' '
 --@include _read.lua
+-- The caller's record, read once for both paths: its count, its token (0 while it waits) and the
+-- inbox of the JVM that owns it.
+local count, token, owns = string.match(S[7] or '', '^(%d+) %d+ %d+ (%d+) (%S+)')
 -- The usual case, taken here with none of the general machinery: a holder's own JVM gives all of
 -- it back, nobody waits, no override nor a limit another caller configured otherwise, nothing to
 -- purge, and the keys' expiry need not move. It writes what the general path would write in this
@@ -28,7 +31,6 @@ local ID = ARGV[2] or ' '
 -- else goes on to the general path.
 if S[2] and S[4] == '0' and S[6] == ARGV[1] and S[7] and ARGV[3] == '0' and ARGV[4] and not ARGV[5]
     and S[1] and S[3] and S[5] then
-  local count, token, owns = string.match(S[7], '^(%d+) %d+ %d+ (%d+) (%S+)')
   local next = S[5] + 0
   if token and token ~= '0' and owns == ARGV[4] and next > NOW_MS and NOW_MS + KEY_MIN_MARGIN_MS <= S[3] + 0 then
     local used = S[1] - count
@@ -43,7 +45,6 @@ if S[2] and S[4] == '0' and S[6] == ARGV[1] and S[7] and ARGV[3] == '0' and ARGV
 end
 --@include _args.lua
 --@include _load.lua
-local count, token, owns = string.match(REC or '', '^(%d+) %d+ %d+ (%d+) (%S+)')
 if not REC then
   argId(2)
 end
