@@ -18,9 +18,16 @@ import java.time.Duration;
  *                  three quarters of the Redis command timeout, so the client library does not
  *                  give up on the wait first); when they do not acknowledge in time the grant is
  *                  given back and the caller gets a {@link SemaphoreUnavailableException}
+ * @param totalPermits a cap over all keys of a keyed semaphore together ({@code "exports:acme"},
+ *                  {@code "exports:globex"}, ... at most this many in all, each key at most
+ *                  {@code permits}), taken in the same atomic step as the key's permits; 0 (the
+ *                  default): no shared cap. Else {@code permits}..{@value #MAX_PERMITS}. A
+ *                  semaphore with a cap is used per key only
+ *                  ({@link SemaphoreRegistry#semaphore(String, String, SemaphoreSettings)}), and all its keys
+ *                  live in one Redis Cluster slot
  */
 public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
-                                int replicas, Duration replicationTimeout) {
+                                int replicas, Duration replicationTimeout, int totalPermits) {
 
     /** Largest number of permits of one semaphore. */
     public static final int MAX_PERMITS = 1_000_000;
@@ -48,6 +55,16 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
                     "replicas must be between 0 and " + MAX_REPLICAS + ", but was " + replicas);
         }
         checkRange("replicationTimeout", replicationTimeout, Duration.ofMillis(1), MAX_REPLICATION_TIMEOUT);
+        if (totalPermits != 0 && (totalPermits < permits || totalPermits > MAX_PERMITS)) {
+            throw new IllegalArgumentException("totalPermits must be 0 (no shared cap) or between " + permits
+                    + " (permits) and " + MAX_PERMITS + ", but was " + totalPermits);
+        }
+    }
+
+    /** Settings without a shared cap. */
+    public SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
+                             int replicas, Duration replicationTimeout) {
+        this(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout, 0);
     }
 
     /** Settings that wait for no replica. */
@@ -57,27 +74,32 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
 
     /** @return these settings with another number of permits */
     public SemaphoreSettings withPermits(int permits) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits);
     }
 
     /** @return these settings with another lease time */
     public SemaphoreSettings withLeaseTime(Duration leaseTime) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits);
     }
 
     /** @return these settings with another wait time */
     public SemaphoreSettings withWaitTime(Duration waitTime) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits);
     }
 
     /** @return these settings, fair or not */
     public SemaphoreSettings withFair(boolean fair) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits);
     }
 
     /** @return these settings, renewed or not */
     public SemaphoreSettings withAutoRenew(boolean autoRenew) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits);
     }
 
     /**
@@ -85,7 +107,22 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      *         grant, at most {@code replicationTimeout}
      */
     public SemaphoreSettings withReplicas(int replicas, Duration replicationTimeout) {
-        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits);
+    }
+
+    /**
+     * @return these settings with a cap of {@code totalPermits} over all keys together (0: none)
+     * @throws IllegalArgumentException unless 0 or {@code permits()}..{@value #MAX_PERMITS}
+     */
+    public SemaphoreSettings withTotalPermits(int totalPermits) {
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits);
+    }
+
+    /** @return whether the keys of this semaphore share a cap ({@link #totalPermits()} above 0) */
+    public boolean capped() {
+        return totalPermits > 0;
     }
 
     /** @return whether grants wait for replicas */
