@@ -65,6 +65,14 @@ public interface SemaphoreListener {
     }
 
     /**
+     * A script reported the usage of the cap of a capped semaphore, all its keys together
+     * ({@link SemaphoreSettings#totalPermits()}), named by its base name ({@code "exports"}): the
+     * figures for gauges of the whole, beside the per-key ones of {@link #usageReported}.
+     */
+    default void totalUsageReported(String semaphore, int limit, int used, int waiters) {
+    }
+
+    /**
      * The registry forgot an idle keyed semaphore ({@link SemaphoreRegistry#semaphores()}): what
      * was kept about it (meters, say) can go. Using the name again starts it afresh.
      */

@@ -33,7 +33,9 @@ public interface SemaphoreRegistry extends AutoCloseable {
      * @return the semaphore of that name with these settings; a semaphore already in use in this
      *         JVM keeps its settings unless they are equal
      * @throws IllegalArgumentException for an invalid name, or settings that differ from those the
-     *                                  semaphore is already used with in this JVM
+     *                                  semaphore is already used with in this JVM, or settings with
+     *                                  a {@link SemaphoreSettings#totalPermits() cap} for a name
+     *                                  without a key (a capped semaphore is used per key)
      */
     RedisSemaphore semaphore(String name, SemaphoreSettings settings);
 
@@ -50,6 +52,18 @@ public interface SemaphoreRegistry extends AutoCloseable {
      */
     default RedisSemaphore semaphore(String baseName, String key, SemaphoreSettings settings) {
         return semaphore(baseName + ":" + key, settings);
+    }
+
+    /**
+     * The shared cap of the capped semaphore {@code baseName}: its figures of all keys together,
+     * its runtime limit, and its keys' semaphores.
+     *
+     * @throws IllegalArgumentException when {@code baseName} is invalid or has no
+     *                                  {@link SemaphoreSettings#totalPermits()} configured
+     * @throws UnsupportedOperationException when this implementation has no caps (the default)
+     */
+    default SemaphoreCap cap(String baseName) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no capped semaphores");
     }
 
     /**

@@ -3,6 +3,8 @@ package io.github.redissemaphore.core;
 import java.time.Duration;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A snapshot of one semaphore as Redis holds it.
  *
@@ -17,9 +19,13 @@ import java.util.List;
  * @param waiters         the callers waiting, in the order they will be served
  * @param configuredLimit the permits this JVM is configured with ({@link SemaphoreSettings#permits()})
  * @param limitSource     where {@code limit} comes from: {@value #CONFIGURED} or {@value #OVERRIDE}
+ * @param total           of a key of a capped semaphore ({@link SemaphoreSettings#totalPermits()}),
+ *                        the cap over all its keys; else null. (The state of the cap itself,
+ *                        {@link SemaphoreCap#state()}, has none: its own figures are the cap's.)
  */
 public record SemaphoreState(String name, int limit, int used, int available,
-                             List<Holder> holders, List<Waiter> waiters, int configuredLimit, String limitSource) {
+                             List<Holder> holders, List<Waiter> waiters, int configuredLimit, String limitSource,
+                             @Nullable Total total) {
 
     /** {@link #limitSource()} of a limit that is this JVM's configured one. */
     public static final String CONFIGURED = "configured";
@@ -35,6 +41,12 @@ public record SemaphoreState(String name, int limit, int used, int available,
         }
     }
 
+    /** A state of a semaphore without a cap. */
+    public SemaphoreState(String name, int limit, int used, int available, List<Holder> holders, List<Waiter> waiters,
+                          int configuredLimit, String limitSource) {
+        this(name, limit, used, available, holders, waiters, configuredLimit, limitSource, null);
+    }
+
     /** A state whose limit is the configured one. */
     public SemaphoreState(String name, int limit, int used, int available, List<Holder> holders, List<Waiter> waiters) {
         this(name, limit, used, available, holders, waiters, limit, CONFIGURED);
@@ -48,8 +60,16 @@ public record SemaphoreState(String name, int limit, int used, int available,
      * @param fencingToken   its fencing token
      * @param owner          host/pid/thread of the JVM that holds it
      * @param leaseRemaining time until the lease ends unless renewed
+     * @param key            in the state of a cap ({@link SemaphoreCap#state()}), the key the lease
+     *                       holds permits of; else null
      */
-    public record Holder(String permitId, int count, long fencingToken, String owner, Duration leaseRemaining) {
+    public record Holder(String permitId, int count, long fencingToken, String owner, Duration leaseRemaining,
+                         @Nullable String key) {
+
+        /** A lease of one semaphore. */
+        public Holder(String permitId, int count, long fencingToken, String owner, Duration leaseRemaining) {
+            this(permitId, count, fencingToken, owner, leaseRemaining, null);
+        }
     }
 
     /**
@@ -58,7 +78,27 @@ public record SemaphoreState(String name, int limit, int used, int available,
      * @param waiterId id the permit will have once granted
      * @param count    permits it waits for
      * @param owner    host/pid/thread of the JVM that waits
+     * @param key      in the state of a cap ({@link SemaphoreCap#state()}), the key it waits on; else null
      */
-    public record Waiter(String waiterId, int count, String owner) {
+    public record Waiter(String waiterId, int count, String owner, @Nullable String key) {
+
+        /** A caller waiting on one semaphore. */
+        public Waiter(String waiterId, int count, String owner) {
+            this(waiterId, count, owner, null);
+        }
+    }
+
+    /**
+     * The cap over all keys of a capped semaphore, as a call about one of its keys saw it.
+     *
+     * @param name        the base name of the keys ({@code "exports"})
+     * @param limit       permits all keys together are granted up to now: the cap's runtime limit,
+     *                    else this JVM's {@link SemaphoreSettings#totalPermits()}
+     * @param used        permits held, all keys together
+     * @param available   permits of the cap free now
+     * @param waiters     callers waiting, all keys together
+     * @param limitSource where {@code limit} comes from: {@value #CONFIGURED} or {@value #OVERRIDE}
+     */
+    public record Total(String name, int limit, int used, int available, int waiters, String limitSource) {
     }
 }

@@ -9,6 +9,34 @@ do
     USED = 0
   end
   local n = NSETS
+  if HEADS then
+    -- The counters of the keys this call changed (K1..K3): a key that holds nothing, has no waiter
+    -- and no runtime limit leaves no field behind.
+    local gone = {}
+    for _, k in ipairs(KLIST) do
+      local ks = KS[k]
+      if ks.dirty then
+        refreshKey(k)
+      end
+      if ks.used < 0 then
+        ks.used = 0
+      end
+      if ks.used == 0 and ks.waiters <= 0 and ks.override == 0 then
+        if ks.text then
+          gone[#gone + 1] = ' k:' .. k
+        end
+      else
+        local text = string.format('%d %d %s %d', ks.used, ks.waiters, ks.ready or '-', ks.override)
+        if text ~= ks.text then
+          SETS[n + 1], SETS[n + 2] = ' k:' .. k, text
+          n = n + 2
+        end
+      end
+    end
+    if #gone > 0 then
+      redis.call('HDEL', STATE, unpack(gone))
+    end
+  end
   if USED ~= USED_READ then
     SETS[n + 1], SETS[n + 2] = ' used', string.format('%d', USED)
     n = n + 2
@@ -33,13 +61,17 @@ do
   if WAITERS == 0 then
     MOST = 0
   end
-  local limits = (OVERRIDE or MOST > CONFIGURED) and string.format('%d %d %d', CONFIGURED, OVERRIDE or 0, MOST)
-      or ARGV[1]
+  local limits = KEY_OVERRIDES > 0
+      and string.format('%d %d %d %d', CONFIGURED, OVERRIDE or 0, MOST, KEY_OVERRIDES)
+      or (OVERRIDE or MOST > CONFIGURED) and string.format('%d %d %d', CONFIGURED, OVERRIDE or 0, MOST)
+      or LIMIT_ARG
   if limits ~= LIMITS then
     SETS[n + 1], SETS[n + 2] = ' limits', limits
     n = n + 2
   end
-  local stateTtl = SAVED_OVERRIDE and not OVERRIDE
+  -- (Runtime limits of keys keep the state key as the cap's does.)
+  local kept = OVERRIDE or KEY_OVERRIDES > 0
+  local stateTtl = (SAVED_OVERRIDE or SAVED_KEY_OVERRIDES > 0) and not kept
   if REFRESH or EXPIRES == 0 or HORIZON + KEY_MIN_MARGIN_MS > EXPIRES then
     -- The expiry only ever moves out: it covers deadlines of earlier calls too (I4).
     local at = HORIZON + (HORIZON - NOW_MS) + KEY_MARGIN_MS
@@ -49,12 +81,16 @@ do
     local text = string.format('%d', EXPIRES)
     SETS[n + 1], SETS[n + 2] = ' expires', text
     redis.call('HSET', STATE, unpack(SETS, 1, n + 2))
-    if not OVERRIDE then
+    if not kept then
       redis.call('PEXPIREAT', STATE, text)
     end
     redis.call('PEXPIREAT', DEADLINES, text)
     if WAITERS > 0 or REFRESH then
       redis.call('PEXPIREAT', QUEUE, text)
+      if HEADS then
+        redis.call('PEXPIREAT', HEADS, text)
+        redis.call('PEXPIREAT', READY, text)
+      end
     end
   else
     if n > 0 then
@@ -65,6 +101,12 @@ do
     end
     if CREATED_QUEUE then
       redis.call('PEXPIREAT', QUEUE, string.format('%d', EXPIRES))
+      if HEADS then
+        redis.call('PEXPIREAT', HEADS, string.format('%d', EXPIRES))
+      end
+    end
+    if READY_WRITTEN then
+      redis.call('PEXPIREAT', READY, string.format('%d', EXPIRES))
     end
   end
 end
@@ -74,6 +116,17 @@ end
 -- (each 0 when none), from which the caller learns of a mismatch or of the runtime limit. Built
 -- in one go: the table ends at the first own entry the script left nil.
 local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS and EARLIEST - NOW_MS or 0),
-            (OVERRIDE or LAST_LIMIT ~= ARGV[1])
+            (OVERRIDE or LAST_LIMIT ~= LIMIT_ARG)
                 and (LAST_LIMIT or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0') or 0,
             OWN1, OWN2, OWN3, OWN4 }
+-- A capped semaphore's call about one key answers that key's used and waiters, and always the
+-- limits as "<configured cap of the previous call> <cap override> <cap used> <cap waiters> <the
+-- key's runtime limit> <the cap of the call>" (each 0 when none).
+if HEADS then
+  local ks = KEY and keyState(KEY)
+  R[5] = string.format('%s %d %d %d %d %d', LAST_LIMIT or '0', OVERRIDE or 0, USED, WAITERS, ks and ks.override or 0,
+      LIMIT)
+  if ks then
+    R[1], R[2] = ks.used, ks.waiters
+  end
+end

@@ -5,8 +5,11 @@
 -- straight to the waiting JVM on its inbox channel as "id token"; token 0 tells a waiter it can
 -- never be served (the limit shrank below its request). Its record is written by the final HSET.
 -- While no permit is free the head is not even read, unless a waiter may ask for more than the
--- limit (MOST, see _load.lua): it would be told so at the head.
-do
+-- limit (MOST, see _load.lua): it would be told so at the head. A capped semaphore serves its keys
+-- instead, under both limits (see _keys.lua).
+if HEADS then
+  serveKeys()
+else
   local batch = GRANT_BATCH
   while WAITERS > 0 and batch > 0 and (USED < LIMIT or MOST > LIMIT) do
     batch = batch - 1

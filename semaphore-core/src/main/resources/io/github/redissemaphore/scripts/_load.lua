@@ -1,6 +1,18 @@
 -- Shared part 3 (see _args.lua): makes sense of what _read.lua read, and nothing written.
--- The caller's configured limit: the text the last call stored (and checked), or checked now.
-local CONFIGURED = S[6] == ARGV[1] and ARGV[1] + 0 or argNumber(1, 1, 1000000)
+-- The caller's configured limit: the text the last call stored (and checked), or checked now. Of a
+-- capped semaphore, the limit of the cap (its text is what ' limits' keeps), and KEY_LIMIT that of
+-- each key (1..the cap).
+local LIMIT_ARG, CONFIGURED, KEY_LIMIT = ARGV[1], nil, nil
+if HEADS then
+  local total, each = string.match(ARGV[1], '^(%d+) (%d+)')
+  LIMIT_ARG, CONFIGURED, KEY_LIMIT = total, total + 0, each + 0
+  if CONFIGURED < 1 or CONFIGURED > 1000000 or KEY_LIMIT < 1 or KEY_LIMIT > CONFIGURED then
+    error('semaphore script: ARGV[1] must start with "<total limit> <key limit>", integers within 1..1000000'
+        .. ' and 1..the total limit, but was ' .. ARGV[1], 0)
+  end
+else
+  CONFIGURED = S[6] == ARGV[1] and ARGV[1] + 0 or argNumber(1, 1, 1000000)
+end
 local USED = (S[1] or 0) + 0
 local EXPIRES = (S[3] or 0) + 0
 local WAITERS = (S[4] or 0) + 0
@@ -9,16 +21,19 @@ local EARLIEST = (S[5] or 0) + 0
 -- ' limits': "<configured limit of the previous call> <override, 0: none> <most>", where most is
 -- an upper bound of what a waiter in the queue asks for; just the limit when there is no override
 -- and most is not above it. That usual case, with the caller's limit, is told by comparing texts.
+-- A capped semaphore adds a fourth number: how many of its keys have a runtime limit of their own
+-- (KEY_OVERRIDES; see _keys.lua), which keeps the state key as an override does (I6).
 local LIMITS = S[6]
-local LAST_LIMIT, OVERRIDE, MOST = LIMITS, nil, CONFIGURED
-if LIMITS ~= ARGV[1] then
-  local last, override, most = string.match(LIMITS or '0', '^(%d+) ?(%d*) ?(%d*)$')
+local LAST_LIMIT, OVERRIDE, MOST, KEY_OVERRIDES = LIMITS, nil, CONFIGURED, 0
+if LIMITS ~= LIMIT_ARG then
+  local last, override, most, keyed = string.match(LIMITS or '0', '^(%d+) ?(%d*) ?(%d*) ?(%d*)$')
   LAST_LIMIT = LIMITS and last
   -- I6: the operator's limit, when set, is the limit of this call (the override script changes it).
   OVERRIDE = override and #override > 0 and override ~= '0' and override + 0 or nil
   MOST = most and #most > 0 and most + 0 or last + 0
+  KEY_OVERRIDES = keyed and #keyed > 0 and keyed + 0 or 0
 end
-local SAVED_OVERRIDE = OVERRIDE
+local SAVED_OVERRIDE, SAVED_KEY_OVERRIDES = OVERRIDE, KEY_OVERRIDES
 local LIMIT = OVERRIDE or CONFIGURED
 -- What was read, so that only what changed is written back.
 local USED_READ, WAITERS_READ, EARLIEST_READ = USED, WAITERS, EARLIEST
@@ -33,7 +48,8 @@ local CREATED_QUEUE = false
 local REFRESH = false
 -- Fields and values the final HSET writes (records of grants made here, then the counters: NSETS
 -- of them; room for six pairs is made at once, as growing a table costs more than a command), and
--- the records granted by this call, by id (nil until one is), which a later read must not miss.
+-- the records granted by this call (and a capped semaphore's new waiter), by id (nil until one is),
+-- which a later read must not miss.
 local SETS, NSETS = { nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil }, 0
 local GRANTED = nil
 -- The script's own entries of the reply, which follow the usage figures (see _finish.lua).

@@ -5,9 +5,31 @@
 -- past deletes a key), keeping the override and the counter. The deadlines key gets its sentinel,
 -- '' at +inf, which keeps it (and so its TTL) while nobody holds or waits: it goes with the state.
 if not S[2] or (EXPIRES > 0 and EXPIRES <= NOW_MS) then
+  -- The runtime limits of a capped semaphore's keys outlive it, as the cap's does (I6).
+  local keyLimits = {}
+  if HEADS and KEY_OVERRIDES > 0 then
+    local all = redis.call('HGETALL', STATE)
+    for i = 1, #all, 2 do
+      local k = string.match(all[i], '^ k:(%S+)$')
+      local override = k and string.match(all[i + 1], ' (%d+)$')
+      if override and override ~= '0' then
+        keyLimits[#keyLimits + 1] = { k, override + 0 }
+      end
+    end
+  end
   redis.call('PEXPIREAT', DEADLINES, 1)
   redis.call('PEXPIREAT', QUEUE, 1)
   redis.call('PEXPIREAT', STATE, 1)
+  if HEADS then
+    redis.call('PEXPIREAT', HEADS, 1)
+    redis.call('PEXPIREAT', READY, 1)
+    S[8] = false
+    KS, KLIST = {}, {}
+    for _, kept in ipairs(keyLimits) do
+      local ks = touch(kept[1])
+      ks.override = kept[2]
+    end
+  end
   redis.call('ZADD', DEADLINES, '+inf', '')
   USED, WAITERS, EARLIEST, EXPIRES, REC, MOST = 0, 0, 0, 0, false, 0
   USED_READ, WAITERS_READ, EARLIEST_READ, SAVED_OVERRIDE, LIMITS = -1, -1, -1, nil, false
@@ -27,10 +49,22 @@ if EARLIEST > 0 and EARLIEST <= NOW_MS then
     local waiters = {}
     for i = 1, #ids do
       local count, token = string.match(recs[i] or '', '^(%d+) %d+ %d+ (%d+) ')
+      -- (A capped semaphore's member names its key: K1, K2.)
+      local k = HEADS and string.match(ids[i], '^(%S+) ')
       if token and token ~= '0' then
         USED = USED - count
+        if k then
+          local ks = touch(k)
+          ks.used = ks.used - count
+        end
       else
         waiters[#waiters + 1] = ids[i]
+        local ticket = k and token and redis.call('ZSCORE', QUEUE, ids[i])
+        if ticket then
+          redis.call('ZREM', HEADS, k .. ' ' .. string.format('%d', ticket) .. ' ' .. string.sub(ids[i], #k + 2))
+          local ks = touch(k)
+          ks.waiters = ks.waiters - 1
+        end
       end
       if ids[i] == ID then
         REC = false

@@ -6,6 +6,10 @@
 -- the functions the general path needs.
 
 local DEADLINES, STATE, QUEUE = KEYS[1], KEYS[2], KEYS[3]
+-- A capped semaphore (see _keys.lua) has two keys more, and ARGV[1] names the key of the call
+-- (KEY; false for a call about the cap as a whole). Its ids are stored as "<key> <id>" (ID then
+-- names that member), so every entry tells its key.
+local HEADS, READY, KEY = KEYS[4], KEYS[5], false
 -- Keys outlive the last lease or heartbeat by at least KEY_MIN_MARGIN_MS. When a deadline reaches
 -- past that, every key's expiry moves out to twice the new horizon plus KEY_MARGIN_MS, so most
 -- calls set no TTL at all, and an idle semaphore is gone within 2 x lease + 5 s.
@@ -17,4 +21,21 @@ local clock = redis.call('TIME')
 local NOW_US = clock[1] * 1000000 + clock[2]
 local NOW_MS = (NOW_US - NOW_US % 1000) / 1000
 
-local S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
+local S
+if HEADS then
+  KEY = string.match(ARGV[1] or '', '^%d+ %d+ ?(%S*)$')
+  if not KEY or #KEY > 200 then
+    error('semaphore script: ARGV[1] must be "<total limit> <key limit> <key>", the key of 0..200 characters'
+        .. ' without whitespace, but was ' .. tostring(ARGV[1]), 0)
+  end
+  if #KEY == 0 then
+    KEY = false
+  elseif ID ~= ' ' then
+    ID = KEY .. ' ' .. ID
+  end
+  -- S[8]: the counters of the call's key (see _keys.lua).
+  S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID,
+      KEY and ' k:' .. KEY or ' ')
+else
+  S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
+end

@@ -1,5 +1,5 @@
 -- acquire: grants permits now, or puts the caller in the queue when it will wait.
--- KEYS: deadlines, state, queue (see _args.lua)
+-- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
 -- ARGV: 1 limit, 2 permit id, 3 "<count> <lease ms> <waiter heartbeat ms>" (the heartbeat is also
 --       the claim lease of a grant from the queue), 4 "<inbox channel of the caller's JVM> <owner
 --       (host/pid/thread)>", 5 mode: 0 try once and take free permits regardless of waiters,
@@ -25,7 +25,7 @@ if count then
   count, lease, heartbeat = count + 0, lease + 0, heartbeat + 0
 end
 -- (argId's rule, _args.lua, which is not built yet here; the general path calls argId itself.)
-local idOk = ID ~= '' and #ID <= 200 and not string.find(ID, '%s')
+local idOk = ARGV[2] and ARGV[2] ~= '' and #ARGV[2] <= 200 and not string.find(ARGV[2], '%s')
 local numbersOk = count and count >= 1 and lease >= 1 and lease <= 86400000 and heartbeat >= 1
     and heartbeat <= 86400000
 -- "<inbox> <owner>": the inbox ends at the first space, 1..200 characters without whitespace.
@@ -58,10 +58,14 @@ if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] =
 end
 --@include _args.lua
 --@include _load.lua
+--@include _keys.lua
 argId(2)
-if not numbersOk or count > CONFIGURED then
+if HEADS and not KEY then
+  error('semaphore script: ARGV[1] must name the key the permits are taken on, but was ' .. ARGV[1], 0)
+end
+if not numbersOk or count > (KEY_LIMIT or CONFIGURED) then
   error('semaphore script: ARGV[3] must be "<count> <lease ms> <heartbeat ms>", integers within 1..'
-      .. CONFIGURED .. ', 1..86400000 and 1..86400000, but was ' .. tostring(ARGV[3]), 0)
+      .. (KEY_LIMIT or CONFIGURED) .. ', 1..86400000 and 1..86400000, but was ' .. tostring(ARGV[3]), 0)
 end
 if not inboxOk then
   error('semaphore script: ARGV[4] must be "<inbox> <owner>", the inbox an id of 1..200 characters without'
@@ -78,21 +82,30 @@ local token = REC and string.match(REC, '^%d+ %d+ %d+ (%d+) ')
 -- The ticket of a repeated call of a waiter (read only when its record says it waits).
 local ticket = token == '0' and redis.call('ZSCORE', QUEUE, ID)
 local regrant = false
+-- A capped semaphore: the call's key, its limit, and whether the permits fit both levels. Fair, a
+-- newcomer goes first only when its key has no waiter and no key waits for the cap (K5).
+local ks = HEADS and keyState(KEY)
+local keyLimit = ks and (ks.override > 0 and ks.override or KEY_LIMIT)
+local fits = USED + count <= LIMIT and not (ks and ks.used + count > keyLimit)
 if token and token ~= '0' then
   -- It holds already: a repeated call, or a grant from the queue it has not heard of yet. Its
   -- lease is confirmed in full.
   setDeadline(ID, string.match(REC, '^%d+ (%d+) '))
   OWN1, OWN2 = 1, token + 0
-elseif not ticket and USED + count <= LIMIT and (WAITERS == 0 or not fair) then
+elseif not ticket and fits and (not fair or (ks and ks.waiters == 0 and redis.call('ZCARD', READY) == 0)
+    or (not ks and WAITERS == 0)) then
   setDeadline(ID, lease)
   NSETS = NSETS + 2
   SETS[NSETS - 1] = ID
   SETS[NSETS] = ARGV[3] .. ' ' .. nextSeq() .. ' ' .. ARGV[4]
   USED = USED + count
+  if ks then
+    touch(KEY).used = ks.used + count
+  end
   OWN1, OWN2 = 1, SEQ
 elseif not wait then
   OWN1, OWN2 = 0, 0
-elseif count > LIMIT then
+elseif count > LIMIT or (ks and count > keyLimit) then
   -- An override below the request (I6): it cannot be served while that lasts, so it is refused now,
   -- and a resent call leaves the queue, rather than waiting to be dropped at its head. When it was
   -- the head, the waiter behind it may fit: it is served now, not at some later call (I3).
@@ -102,6 +115,10 @@ elseif count > LIMIT then
     redis.call('HDEL', STATE, ID)
     WAITERS = WAITERS - 1
     regrant = true
+    if ks then
+      redis.call('ZREM', HEADS, KEY .. ' ' .. string.format('%d', ticket) .. ' ' .. ARGV[2])
+      touch(KEY).waiters = ks.waiters - 1
+    end
   end
   OWN1, OWN2 = 0, 0
 elseif ticket then
@@ -110,6 +127,10 @@ elseif ticket then
 else
   CREATED_QUEUE = WAITERS == 0
   redis.call('ZADD', QUEUE, nextSeq(), ID)
+  if ks then
+    redis.call('ZADD', HEADS, 0, KEY .. ' ' .. SEQ_TEXT .. ' ' .. ARGV[2])
+    touch(KEY).waiters = ks.waiters + 1
+  end
   if count > MOST then
     MOST = count
   end
@@ -117,10 +138,16 @@ else
   NSETS = NSETS + 2
   SETS[NSETS - 1] = ID
   SETS[NSETS] = ARGV[3] .. ' 0 ' .. ARGV[4]
+  if ks then
+    -- (Serving the keys reads it before the final HSET writes it.)
+    GRANTED = GRANTED or {}
+    GRANTED[ID] = SETS[NSETS]
+  end
   WAITERS = WAITERS + 1
   OWN1, OWN2 = 2, SEQ
 end
-if regrant then
+-- (A capped semaphore serves again: the call's own key changed.)
+if regrant or HEADS then
 --@include _grant.lua
 end
 --@include _finish.lua

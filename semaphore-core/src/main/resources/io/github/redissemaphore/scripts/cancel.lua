@@ -2,7 +2,7 @@
 -- granted meanwhile (its message may still be on the way) the caller learns so and the permit
 -- never leaks: either the caller takes it (release 0: its claim is confirmed as a full lease) or
 -- it is given back here (release 1).
--- KEYS: deadlines, state, queue (see _args.lua)
+-- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
 -- ARGV: 1 limit, 2 waiter id, 3 release (1: give back a permit granted meanwhile)
 -- Returns: {used, waiters, time, earliest, limits, token}; token 0 when it left
 --   the queue (or was unknown), else the fencing token of the permit it had been granted.
@@ -13,6 +13,7 @@ local ID = argId(2)
 local release = ARGV[3] == '1'
 --@include _read.lua
 --@include _load.lua
+--@include _keys.lua
 --@include _purge.lua
 
 local count, lease, token = string.match(REC or '', '^(%d+) (%d+) %d+ (%d+) ')
@@ -26,11 +27,21 @@ if token and token ~= '0' then
     if USED < 0 then
       USED = 0
     end
+    if HEADS and KEY then
+      local ks = touch(KEY)
+      ks.used = ks.used - count
+    end
   else
     setDeadline(ID, lease)
   end
 elseif token or WAITERS > 0 then
   -- A waiter (or a queue entry whose record a hand outside the scripts removed).
+  local ticket = HEADS and KEY and redis.call('ZSCORE', QUEUE, ID)
+  if ticket then
+    redis.call('ZREM', HEADS, KEY .. ' ' .. string.format('%d', ticket) .. ' ' .. ARGV[2])
+    local ks = touch(KEY)
+    ks.waiters = ks.waiters - 1
+  end
   WAITERS = WAITERS - redis.call('ZREM', QUEUE, ID)
   redis.call('ZREM', DEADLINES, ID)
   if token then

@@ -3,7 +3,7 @@
 -- us>" (a negative token: adopted elsewhere at that time), so it hears of the hand-over at once,
 -- even if the lease is released right after; a lost message leaves it to its next renew. Extend:
 -- its owner gives it a new lease length, which every later renew uses too.
--- KEYS: deadlines, state, queue (see _args.lua)
+-- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
 -- ARGV: 1 limit, 2 permit id, 3 lease ms (0: keep the lease recorded with it), 4 inbox of the
 --       caller's JVM, 5 take over (1: adopt; 0: extend, for its owner only), 6 owner
 --       (host/pid/thread, recorded on adoption)
@@ -20,6 +20,7 @@ local takeOver = ARGV[5] == '1'
 local newOwner = ARGV[6] or ''
 --@include _read.lua
 --@include _load.lua
+--@include _keys.lua
 --@include _purge.lua
 
 local count, lease, claim, token, owns, owner =
@@ -40,7 +41,7 @@ if token and token ~= '0' then
     SETS[NSETS - 1] = ID
     SETS[NSETS] = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. owns .. ' ' .. owner
     if from ~= owns then
-      publish(from, ID .. ' -' .. string.format('%.0f', NOW_US))
+      publish(from, ARGV[2] .. ' -' .. string.format('%.0f', NOW_US))
     end
     setDeadline(ID, lease)
     OWN1, OWN2, OWN3, OWN4 = 1, count + 0, token + 0, lease + 0

@@ -1,6 +1,6 @@
 -- release: gives a lease's permits back, all of them or all but some, and hands them to the head
 -- of the queue.
--- KEYS: deadlines, state, queue (see _args.lua)
+-- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
 -- ARGV: 1 limit, 2 permit id, 3 permits the lease keeps (optional; 0, the default: give all back),
 --       4 inbox of the caller's JVM (optional: with it, only a lease this JVM owns is touched, so a
 --       JVM whose lease another one adopted cannot release it; without it, any lease, by id),
@@ -45,6 +45,7 @@ if S[2] and S[4] == '0' and S[6] == ARGV[1] and S[7] and ARGV[3] == '0' and ARGV
 end
 --@include _args.lua
 --@include _load.lua
+--@include _keys.lua
 if not REC then
   argId(2)
 end
@@ -66,7 +67,7 @@ if token and token ~= '0' then
     OWN1, OWN2 = -1, count + 0
   else
     if handOver and owns ~= inbox then
-      publish(owns, ID .. ' -' .. string.format('%.0f', NOW_US))
+      publish(owns, ARGV[2] .. ' -' .. string.format('%.0f', NOW_US))
     end
     if keep == 0 then
       redis.call('ZREM', DEADLINES, ID)
@@ -75,11 +76,19 @@ if token and token ~= '0' then
       if USED < 0 then
         USED = 0
       end
+      if HEADS then
+        local ks = touch(KEY)
+        ks.used = ks.used - count
+      end
       OWN1 = 1
     else
       if keep < count + 0 then
         local _, lease, claim, _, _, owner = string.match(REC, '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
         USED = USED - (count - keep)
+        if HEADS then
+          local ks = touch(KEY)
+          ks.used = ks.used - (count - keep)
+        end
         count = ARGV[3]
         NSETS = NSETS + 2
         SETS[NSETS - 1] = ID

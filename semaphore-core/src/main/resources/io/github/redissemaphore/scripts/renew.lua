@@ -3,7 +3,7 @@
 -- becomes a full lease), refreshes the heartbeats of its waiters, and reports waiters granted
 -- meanwhile (in case their inbox message was lost) and anything lost. Each lease is extended by
 -- its own length (recorded with it: the lease of its acquisition, or of its latest extension).
--- KEYS: deadlines, state, queue (see _args.lua)
+-- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
 -- ARGV: 1 limit, 2 waiter heartbeat ms, 3 inbox of the caller's JVM, 4.. ids of permits to renew
 --       and of waiters
 -- Returns: {used, waiters, time, earliest, limits, renewed, s1, s2, ..., l1, l2, ...}:
@@ -21,6 +21,7 @@ local inbox = argId(3)
 local ID = NO_ID
 --@include _read.lua
 --@include _load.lua
+--@include _keys.lua
 REFRESH = true
 -- I5: the queue size and the earliest deadline from the keys themselves.
 WAITERS = redis.call('ZCARD', QUEUE)
@@ -45,12 +46,20 @@ end
 
 local n = #ARGV - 3
 local renewed, statuses, leases = 0, {}, {}
+-- The members of the ids: the ids themselves, or "<key> <id>" for a capped semaphore's key.
+local members = ARGV
+if KEY then
+  members = {}
+  for i = 4, #ARGV do
+    members[i] = KEY .. ' ' .. ARGV[i]
+  end
+end
 -- The records of the ids, read in chunks of 1000 (a Lua call takes a few thousand arguments at most).
 for from = 1, n, 1000 do
   local to = math.min(from + 999, n)
-  local recs = redis.call('HMGET', STATE, unpack(ARGV, from + 3, to + 3))
+  local recs = redis.call('HMGET', STATE, unpack(members, from + 3, to + 3))
   for i = from, to do
-    local id = ARGV[i + 3]
+    local id = members[i + 3]
     local status, extended = -1, 0
     local _, lease, _, token, owns = string.match(GRANTED and GRANTED[id] or recs[i - from + 1] or '',
         '^(%d+) (%d+) (%d+) (%d+) (%S+) ')

@@ -1,16 +1,19 @@
 -- state: the semaphore as Redis holds it, for introspection (after purging and granting, so it
 -- shows what is true now).
--- KEYS: deadlines, state, queue (see _args.lua)
+-- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
 -- ARGV: 1 limit, 2 most entries listed per table
 -- Returns: {used, waiters, time, earliest, limits, holders, queued}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
 --   queued:  {{id, count, owner}, ...} in the order they will be served
+--   A capped semaphore's entries end with their key: about one key, its own holders and waiters
+--   (in the order they will be served); about the cap, every key's, the waiters in arrival order.
 -- Keeps I1..I6; when it lists every holder it also recounts used (I1 self-check).
 --@include _args.lua
 local most = argNumber(2, 1, 100000)
 local ID = NO_ID
 --@include _read.lua
 --@include _load.lua
+--@include _keys.lua
 --@include _purge.lua
 --@include _grant.lua
 
@@ -30,13 +33,16 @@ end
 
 -- Holders, soonest deadline first: the deadlines key holds the waiters' heartbeats too, so as
 -- many more entries are read as there are waiters.
+-- (A capped semaphore's deadlines are read whole: the cap bounds its holders, and a key's may be
+-- anywhere among the other keys'.)
 local holders = {}
-local entries = redis.call('ZRANGE', DEADLINES, 0, most + WAITERS - 1, 'WITHSCORES')
+local entries = redis.call('ZRANGE', DEADLINES, 0, HEADS and -1 or most + WAITERS - 1, 'WITHSCORES')
 if #entries > 0 then
-  local ids = {}
+  local ids, deadlines = {}, {}
   for i = 1, #entries, 2 do
     if entries[i] ~= '' then
       ids[#ids + 1] = entries[i]
+      deadlines[#ids] = entries[i + 1]
     end
   end
   local recs = records(ids)
@@ -45,23 +51,40 @@ if #entries > 0 then
     local count, token, owner = string.match(recs[i] or '', '^(%d+) %d+ %d+ (%d+) %S+ (.*)$')
     if token and token ~= '0' then
       sum = sum + count
-      if #holders < most then
-        holders[#holders + 1] = { id, count + 0, token + 0, owner, entries[2 * i] - NOW_MS }
+      local k, plain = nil, id
+      if HEADS then
+        k, plain = string.match(id, '^(%S+) (%S+)$')
+      end
+      if #holders < most and (not KEY or k == KEY) then
+        holders[#holders + 1] = { plain, count + 0, token + 0, owner, deadlines[i] - NOW_MS, k }
       end
     end
   end
-  if #ids < most + WAITERS then
+  if HEADS or #ids < most + WAITERS then
     USED = sum
   end
 end
 
 local queued = {}
-local waiting = redis.call('ZRANGE', QUEUE, 0, most - 1)
+local waiting
+if KEY then
+  -- One key's waiters, in the order it serves them: "<key> <ticket> <id>" to members.
+  waiting = redis.call('ZRANGEBYLEX', HEADS, '[' .. KEY .. ' ', '(' .. KEY .. '!', 'LIMIT', 0, most)
+  for i, entry in ipairs(waiting) do
+    waiting[i] = KEY .. ' ' .. string.match(entry, '(%S+)$')
+  end
+else
+  waiting = redis.call('ZRANGE', QUEUE, 0, most - 1)
+end
 if #waiting > 0 then
   local recs = records(waiting)
   for i, id in ipairs(waiting) do
     local count, owner = string.match(recs[i] or '', '^(%d+) %d+ %d+ %d+ %S+ (.*)$')
-    queued[#queued + 1] = { id, count and count + 0 or 0, owner or '' }
+    local k, plain = nil, id
+    if HEADS then
+      k, plain = string.match(id, '^(%S+) (%S+)$')
+    end
+    queued[#queued + 1] = { plain, count and count + 0 or 0, owner or '', k }
   end
 end
 OWN1, OWN2 = holders, queued

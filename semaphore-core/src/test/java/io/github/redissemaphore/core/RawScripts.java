@@ -69,7 +69,7 @@ final class RawScripts {
     }
 
     StateScript.Read state(SemaphoreKeys keys, int limit, int most) {
-        return runner.call(keys, new StateScript(keys.name(), limit, most));
+        return runner.call(keys, new StateScript(keys.name(), keys.name(), limit, most));
     }
 
     Usage overrideLimit(SemaphoreKeys keys, int limit, int override) {

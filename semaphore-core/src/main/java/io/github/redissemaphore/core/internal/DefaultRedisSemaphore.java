@@ -36,7 +36,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     private static final Logger log = LoggerFactory.getLogger(DefaultRedisSemaphore.class);
     /** Most holders and waiters {@link #state()} lists. */
-    private static final int STATE_LIST_LIMIT = 1000;
+    static final int STATE_LIST_LIMIT = 1000;
 
     /** Where a retired semaphore sends new work: the registry's live semaphore of the same name. */
     interface LiveSemaphores {
@@ -61,7 +61,10 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     DefaultRedisSemaphore(SemaphoreContext context, LiveSemaphores liveSemaphores, String keyPrefix, String name,
                           String baseName, @Nullable String key, SemaphoreSettings settings,
                           SemaphoreLedger.WaiterRoutes routes) {
-        SemaphoreKeys keys = SemaphoreKeys.of(keyPrefix, name);
+        // A key of a capped semaphore lives in its cap's keys; the registry makes no capped one without a key.
+        SemaphoreKeys keys = settings.capped() && key != null
+                ? SemaphoreKeys.capped(keyPrefix, baseName, key, settings.totalPermits())
+                : SemaphoreKeys.of(keyPrefix, name);
         this.identity = new SemaphoreIdentity(baseName, key, keys, settings, context.inbox().channel(keys));
         this.context = context;
         this.liveSemaphores = liveSemaphores;
@@ -69,7 +72,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         this.tick = new RenewalTick(identity, ledger, context.scheduler(), context.waiterTick(),
                 context.waiterHeartbeat());
         this.figures = new UsageFigures(name, ledger, tick, context.mismatches().of(name, baseName, settings),
-                context.listeners());
+                context.listeners(), usage -> context.caps().seen(baseName, settings, usage));
         this.cleanUps = new CleanUps(identity, context, figures);
         LeaseWatchdog watchdog = new LeaseWatchdog(ledger, cleanUps, context.scheduler());
         this.moves = new PermitMoves(identity, context, ledger, figures, watchdog, cleanUps, tick);
@@ -139,7 +142,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public SemaphoreState state() {
-        StateScript.Read reply = context.runner().call(identity.keys(), new StateScript(name(), identity.limit(),
+        StateScript.Read reply = context.runner().call(identity.keys(), new StateScript(name(), identity.baseName(), identity.limit(),
                 STATE_LIST_LIMIT));
         figures.seen(reply.usage());
         return reply.state();

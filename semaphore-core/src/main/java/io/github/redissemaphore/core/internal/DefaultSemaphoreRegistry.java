@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreNames;
 import io.github.redissemaphore.core.SemaphoreRegistry;
@@ -91,6 +92,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         }
     });
     private final Map<String, DefaultRedisSemaphore> semaphores = new ConcurrentHashMap<>();
+    private final Map<String, SemaphoreCap> caps = new ConcurrentHashMap<>();
     /** Mismatched configured limits warned about, per base name: outlives the semaphores it forgets. */
     private final LimitMismatches limitMismatches = new LimitMismatches();
     /** Waiter id -> its semaphore, to route grants arriving in the inbox. */
@@ -137,7 +139,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.waiterTick = waiterTick;
         this.inbox = InboxChoice.of(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
         this.context = new SemaphoreContext(commands, replicas, this.scheduler, retries, callbacks, this.listeners,
-                observations, inbox, limitMismatches, waiterHeartbeat, waiterTick, () -> closed);
+                observations, inbox, limitMismatches, new CapFigures(this.listeners, limitMismatches), waiterHeartbeat, waiterTick, () -> closed);
     }
 
     @Override
@@ -172,6 +174,11 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
                                             SemaphoreSettings settings) {
         if (settings == null) {
             throw new IllegalArgumentException("settings must not be null");
+        }
+        if (settings.capped() && key == null) {
+            throw new IllegalArgumentException("semaphore '" + name + "' has totalPermits " + settings.totalPermits()
+                    + " (a cap over all its keys), so it is used per key: semaphore(\"" + name
+                    + "\", key, settings), or @DistributedSemaphore(value = \"" + name + "\", key = \"...\")");
         }
         DefaultRedisSemaphore semaphore = semaphores.computeIfAbsent(name, n -> create(n, baseName, key, settings));
         if (!semaphore.settings().equals(settings)) {
@@ -221,6 +228,17 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         boolean keyed = colon > 0 && !configured.containsKey(name);
         return observations.observesAcquisitions(observationRegistry, name, keyed ? name.substring(0, colon) : name,
                 keyed ? name.substring(colon + 1) : null);
+    }
+
+    @Override
+    public SemaphoreCap cap(String baseName) {
+        SemaphoreSettings settings = configured.get(SemaphoreNames.check("baseName", baseName));
+        if (settings == null || !settings.capped()) {
+            throw new IllegalArgumentException("semaphore '" + baseName + "' has no totalPermits configured, so it"
+                    + " has no cap over its keys");
+        }
+        return caps.computeIfAbsent(baseName, name -> new DefaultSemaphoreCap(name, settings, this,
+                SemaphoreKeys.capped(keyPrefix, name, null, settings.totalPermits()), context));
     }
 
     @Override

@@ -35,12 +35,19 @@ final class LimitMismatch {
     private final String name;
     private final String baseName;
     private final int configured;
+    private final boolean cap;
     private final long forgetAfterNanos;
     private final Warnings registry;
     /** Other configured limits seen -> when last seen. */
     private final Map<Integer, Seen> others = new ConcurrentHashMap<>();
 
     LimitMismatch(String name, String baseName, int configured, Duration forgetAfter, Warnings registry) {
+        this(name, baseName, configured, forgetAfter, registry, false);
+    }
+
+    /** @param cap whether {@code configured} is the cap of a capped semaphore (its total permits) */
+    LimitMismatch(String name, String baseName, int configured, Duration forgetAfter, Warnings registry, boolean cap) {
+        this.cap = cap;
         this.name = name;
         this.baseName = baseName;
         this.configured = configured;
@@ -50,14 +57,27 @@ final class LimitMismatch {
 
     /** Takes in a reply's figures. A runtime limit in Redis makes every JVM use it: no mismatch then. */
     void seen(Usage usage) {
+        seen(usage.previousConfiguredLimit(), usage.overridden());
+    }
+
+    /**
+     * Takes in the configured limit of the call before a reply ({@code other}; 0: none known) and
+     * whether a runtime limit is set, which every JVM follows.
+     */
+    void seen(int other, boolean overridden) {
         long now = registry.nanoTime();
         forgetOld(now);
-        int other = usage.previousConfiguredLimit();
-        if (usage.overridden() || other <= 0 || other == configured) {
+        if (overridden || other <= 0 || other == configured) {
             return;
         }
         others.put(other, new Seen(Instant.now(), now));
-        if (registry.firstWarning(baseName, other)) {
+        if (cap && registry.firstWarning(baseName + " total", other)) {
+            log.warn("Semaphore '{}' is configured with total permits {} (its cap over all keys) in this JVM but with"
+                    + " {} in another one: each JVM grants up to its own cap until they agree. Configure the same"
+                    + " total-permits everywhere, or set a runtime cap that every JVM follows"
+                    + " (SemaphoreCap.overrideLimit, or POST /actuator/semaphores/{} with {\"totalLimit\": N})",
+                    baseName, configured, other, baseName);
+        } else if (!cap && registry.firstWarning(baseName, other)) {
             String family = name.equals(baseName) ? "" : " (said once for every semaphore '" + baseName + ":<key>')";
             log.warn("Semaphore '{}' is configured with {} permits in this JVM but with {} in another one{}: each JVM"
                     + " grants up to its own limit until they agree. Configure the same permits everywhere, or set a"

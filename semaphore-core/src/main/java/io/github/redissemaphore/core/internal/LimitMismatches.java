@@ -33,6 +33,11 @@ final class LimitMismatches implements LimitMismatch.Warnings {
         return new LimitMismatch(name, baseName, settings.permits(), forgetAfter(settings), this);
     }
 
+    /** @return the mismatch tracker of the cap of the capped semaphore {@code baseName} (its total permits) */
+    LimitMismatch ofCap(String baseName, SemaphoreSettings settings) {
+        return new LimitMismatch(baseName, baseName, settings.totalPermits(), forgetAfter(settings), this, true);
+    }
+
     /**
      * How long an other configured limit counts after a reply last showed it: 3 x max(lease time,
      * 1 min). A reply shows the configured limit of the call just before it, so a JVM sees another

@@ -62,6 +62,11 @@ final class Listeners implements SemaphoreListener {
     }
 
     @Override
+    public void totalUsageReported(String semaphore, int limit, int used, int waiters) {
+        each(l -> l.totalUsageReported(semaphore, limit, used, waiters));
+    }
+
+    @Override
     public void semaphoreForgotten(String semaphore) {
         each(l -> l.semaphoreForgotten(semaphore));
     }

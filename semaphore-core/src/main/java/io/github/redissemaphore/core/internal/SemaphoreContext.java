@@ -25,13 +25,14 @@ import org.springframework.scheduling.TaskScheduler;
  * @param observations    the registry's observations
  * @param inbox           where grants reach this JVM
  * @param mismatches      the limit mismatches warned about, across semaphores
+ * @param caps            the figures of the caps of capped semaphores, shared by their keys
  * @param waiterHeartbeat how long a waiter stays in the queue without a heartbeat
  * @param waiterTick      how often a JVM with waiters heartbeats them
  * @param closed          whether the registry is closed
  */
 record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler scheduler, Retries retries,
                         ExecutorService callbacks, Listeners listeners, Observations observations, Inbox inbox,
-                        LimitMismatches mismatches, Duration waiterHeartbeat, Duration waiterTick,
+                        LimitMismatches mismatches, CapFigures caps, Duration waiterHeartbeat, Duration waiterTick,
                         BooleanSupplier closed) {
 
     boolean isClosed() {

@@ -3,6 +3,7 @@ package io.github.redissemaphore.core.internal;
 import io.github.redissemaphore.core.internal.redis.Usage;
 
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * Takes in the usage figures every script reply carries, for one semaphore: passes the newest on
@@ -18,9 +19,12 @@ final class UsageFigures {
     private final LimitMismatch limitMismatch;
     private final Listeners listeners;
     private final NewestUsage newestUsage = new NewestUsage();
+    /** Where the figures of a capped semaphore's cap go, which every reply about its key carries too. */
+    private final Consumer<Usage> capFigures;
 
     UsageFigures(String name, SemaphoreLedger ledger, RenewalTick tick, LimitMismatch limitMismatch,
-                 Listeners listeners) {
+                 Listeners listeners, Consumer<Usage> capFigures) {
+        this.capFigures = capFigures;
         this.name = name;
         this.ledger = ledger;
         this.tick = tick;
@@ -35,6 +39,7 @@ final class UsageFigures {
                     figures.waiters()));
         }
         limitMismatch.seen(usage);
+        capFigures.accept(usage);
         if (usage.earliestLeaseEndMillis() >= 0 && usage.waiters() > 0 && ledger.hasWaiters()) {
             tick.wakeWithin(Duration.ofMillis(usage.earliestLeaseEndMillis() + 1));
         }

@@ -54,7 +54,7 @@ public final class ReplicaWait {
     private <T> CompletableFuture<Replicated<T>> sendChecked(SemaphoreKeys keys, ScriptCall<T> call,
                                                              Replication replication) {
         CompletableFuture<Replicated<List<Object>>> reply = new CompletableFuture<>();
-        byte[][] args = ScriptRunner.encode(call.args());
+        byte[][] args = ScriptRunner.encode(keys.argv(call.args()));
         byte[] marker = keys.replicationMarker();
         long timeoutMillis = waitMillis(replication.timeout());
         long markerMillis = timeoutMillis + connections.timeout().toMillis();

@@ -53,7 +53,7 @@ public final class ScriptRunner {
     /** Sends {@code call} on the semaphore's keys, without waiting for the reply. */
     public <T> CompletableFuture<T> send(SemaphoreKeys keys, ScriptCall<T> call) {
         CompletableFuture<List<Object>> reply = new CompletableFuture<>();
-        byte[][] args = encode(call.args());
+        byte[][] args = encode(keys.argv(call.args()));
         connections.send(reply, redis -> eval(redis, call, keys.bytes(), args));
         return RefusedCalls.explained(connections.within(keys, reply, timeout(), value -> call.parse(new Reply(value))),
                 keys, call, "");

@@ -1,23 +1,61 @@
 package io.github.redissemaphore.core.internal.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Redis keys of one semaphore. All carry the hash tag {@code {name}} so they live in one
- * Redis Cluster slot and one script can touch them all.
+ * Redis Cluster slot and one script can touch them all. The keys of a capped semaphore (one with
+ * {@link io.github.redissemaphore.core.SemaphoreSettings#totalPermits()}) are those of its base
+ * name, shared by all its keys ({@code {exports}} for {@code "exports:acme"}), with two more
+ * (heads, ready: see {@code _keys.lua}); the script calls then carry the cap and the key in ARGV 1.
  *
- * @param name    the semaphore name
- * @param all     deadlines, state, queue: the KEYS of every script, in order
- * @param encoded the same keys in UTF-8, encoded once
+ * @param name         the semaphore name ({@code "exports:acme"}; of a call about a cap as a whole, its base name)
+ * @param all          deadlines, state, queue (and heads, ready when capped): the KEYS of every script, in order
+ * @param encoded      the same keys in UTF-8, encoded once
+ * @param totalPermits the cap of a capped semaphore, else 0
+ * @param key          the key within a capped semaphore; null for a call about the cap as a whole, or uncapped
  */
-public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded) {
+public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded, int totalPermits,
+                            @Nullable String key) {
 
     /** @return the keys of {@code name} under {@code prefix} */
     public static SemaphoreKeys of(String prefix, String name) {
-        String base = prefix + ":{" + name + "}:";
-        List<String> all = List.of(base + "deadlines", base + "state", base + "queue");
-        return new SemaphoreKeys(name, all, all.stream().map(key -> key.getBytes(StandardCharsets.UTF_8)).toList());
+        return make(name, prefix + ":{" + name + "}:", List.of("deadlines", "state", "queue"), 0, null);
+    }
+
+    /**
+     * @param key the key of one semaphore of the family ({@code "acme"}); null for the cap as a whole
+     * @return the keys of the capped semaphore {@code baseName} under {@code prefix}, as a call
+     *         about {@code key} uses them ({@code :capped:} keeps them apart from those of a
+     *         semaphore of that very name without a cap, whose data has another shape)
+     */
+    public static SemaphoreKeys capped(String prefix, String baseName, @Nullable String key, int totalPermits) {
+        return make(key == null ? baseName : baseName + ":" + key, prefix + ":{" + baseName + "}:capped:",
+                List.of("deadlines", "state", "queue", "heads", "ready"), totalPermits, key);
+    }
+
+    private static SemaphoreKeys make(String name, String base, List<String> suffixes, int totalPermits,
+                                      @Nullable String key) {
+        List<String> all = suffixes.stream().map(suffix -> base + suffix).toList();
+        return new SemaphoreKeys(name, all, all.stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).toList(),
+                totalPermits, key);
+    }
+
+    /**
+     * @return a call's ARGV as the scripts take it on these keys: as it is, or, capped, with ARGV 1
+     *         (the caller's permits: each key's limit) made {@code "<cap> <key limit> <key>"}
+     */
+    List<String> argv(List<String> args) {
+        if (totalPermits == 0) {
+            return args;
+        }
+        List<String> capped = new ArrayList<>(args);
+        capped.set(0, totalPermits + " " + args.get(0) + (key == null ? "" : " " + key));
+        return capped;
     }
 
     /** @return the keys as the scripts get them, encoded once per semaphore (a fresh array, safe to hand out) */
@@ -48,7 +86,9 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded)
      *         scripts publish to it with {@code SPUBLISH} (Redis Cluster 7+)
      */
     public String channel(String clientId) {
-        return base() + "inbox:" + clientId;
+        // (The keys of a capped semaphore share the slot, each with its own channel: forgetting one key
+        // must not unsubscribe the others.)
+        return base() + "inbox:" + (key == null ? "" : key + ":") + clientId;
     }
 
     /** @return what every key of the semaphore starts with: {@code <prefix>:{<name>}:} */

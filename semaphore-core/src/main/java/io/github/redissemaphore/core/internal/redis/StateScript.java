@@ -5,6 +5,7 @@ import io.github.redissemaphore.core.SemaphoreState;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -12,17 +13,30 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code state.lua}: reads a semaphore for introspection, listing at most {@code most} holders and
  * waiters.
  *
- * @param name  the semaphore, as the state names it
- * @param limit the caller's configured permits
- * @param most  how many holders and waiters to list at most
+ * @param name     the semaphore, as the state names it
+ * @param baseName the base name of a capped semaphore's key (its cap's name), else the name
+ * @param limit    the caller's configured permits
+ * @param most     how many holders and waiters to list at most
  */
-public record StateScript(String name, int limit, int most) implements ScriptCall<StateScript.Read> {
+public record StateScript(String name, String baseName, int limit, int most)
+        implements ScriptCall<StateScript.Read> {
 
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> SCRIPT = Scripts.load("state");
 
     /** What {@code state} read, with the usage figures every reply carries. */
     public record Read(Usage usage, SemaphoreState state) {
+
+        /**
+         * @return the state of a cap as a whole (read on its keys without a key): its own figures
+         *         are the cap's, and its entries name their keys
+         */
+        public SemaphoreState asCap(int totalPermits) {
+            Usage.Total total = Objects.requireNonNull(usage.total(), "a capped semaphore's reply");
+            return new SemaphoreState(state.name(), total.limit(), total.used(), total.available(), state.holders(),
+                    state.waiters(), totalPermits, total.override() > 0 ? SemaphoreState.OVERRIDE
+                    : SemaphoreState.CONFIGURED);
+        }
     }
 
     @Override
@@ -36,7 +50,10 @@ public record StateScript(String name, int limit, int most) implements ScriptCal
         return List.of(String.valueOf(limit), String.valueOf(most));
     }
 
-    /** Holders as [id, count, token, owner, lease left ms]; waiters as [id, count, owner], in queue order. */
+    /**
+     * Holders as [id, count, token, owner, lease left ms (, key)]; waiters as [id, count, owner (,
+     * key)], in queue order (a capped semaphore's entries name their key).
+     */
     @Override
     public Read parse(Reply reply) {
         Usage usage = reply.usage(limit);
@@ -45,15 +62,19 @@ public record StateScript(String name, int limit, int most) implements ScriptCal
             List<?> h = (List<?>) entry;
             holders.add(new SemaphoreState.Holder(Reply.text(h.get(0)), (int) Reply.number(h.get(1)),
                     Reply.number(h.get(2)), Reply.text(h.get(3)),
-                    Duration.ofMillis(Math.max(Reply.number(h.get(4)), 0))));
+                    Duration.ofMillis(Math.max(Reply.number(h.get(4)), 0)), h.size() > 5 ? Reply.text(h.get(5)) : null));
         }
         List<SemaphoreState.Waiter> waiters = new ArrayList<>();
         for (Object entry : reply.list(1)) {
             List<?> w = (List<?>) entry;
             waiters.add(new SemaphoreState.Waiter(Reply.text(w.get(0)), (int) Reply.number(w.get(1)),
-                    Reply.text(w.get(2))));
+                    Reply.text(w.get(2)), w.size() > 3 ? Reply.text(w.get(3)) : null));
         }
+        Usage.Total total = usage.total();
         return new Read(usage, new SemaphoreState(name, usage.limit(), usage.used(), usage.available(), holders,
-                waiters, limit, usage.overridden() ? SemaphoreState.OVERRIDE : SemaphoreState.CONFIGURED));
+                waiters, limit, usage.overridden() ? SemaphoreState.OVERRIDE : SemaphoreState.CONFIGURED,
+                total == null ? null : new SemaphoreState.Total(baseName, total.limit(), total.used(),
+                        total.available(), total.waiters(), total.override() > 0 ? SemaphoreState.OVERRIDE
+                        : SemaphoreState.CONFIGURED)));
     }
 }

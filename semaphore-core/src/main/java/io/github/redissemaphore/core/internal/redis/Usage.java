@@ -1,5 +1,7 @@
 package io.github.redissemaphore.core.internal.redis;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Usage figures every script returns: the values for gauges, free of charge.
  *
@@ -13,9 +15,34 @@ package io.github.redissemaphore.core.internal.redis;
  * @param previousConfiguredLimit the configured limit the previous call carried (0: none known),
  *                                from which a JVM configured otherwise learns of the mismatch
  * @param override                the runtime limit set in Redis (0: none)
+ * @param total                   of a capped semaphore's key, the figures of its cap; else null
  */
 public record Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis,
-                    int previousConfiguredLimit, int override) {
+                    int previousConfiguredLimit, int override, @Nullable Total total) {
+
+    /** Figures of a semaphore without a cap. */
+    public Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis,
+                 int previousConfiguredLimit, int override) {
+        this(used, limit, waiters, serverMicros, earliestLeaseEndMillis, previousConfiguredLimit, override, null);
+    }
+
+    /**
+     * The figures of a cap over all keys of a capped semaphore, which every reply about one of its
+     * keys carries too.
+     *
+     * @param used                    permits held, all keys together
+     * @param limit                   the cap of the call: its runtime limit when one is set, else the caller's
+     * @param waiters                 callers waiting, all keys together
+     * @param previousConfiguredLimit the cap the previous call was configured with (0: none known)
+     * @param override                the cap's runtime limit set in Redis (0: none)
+     */
+    public record Total(int used, int limit, int waiters, int previousConfiguredLimit, int override) {
+
+        /** @return permits of the cap free now */
+        public int available() {
+            return Math.max(limit - used, 0);
+        }
+    }
 
     /** @return permits free now */
     public int available() {

@@ -1,0 +1,151 @@
+-- Shared part 3b (see _args.lua): the keys of a capped semaphore, which share one cap. Nothing is
+-- built here for a semaphore without one (HEADS nil), so it costs those nothing but a test.
+--
+-- A capped semaphore ("exports", total-permits T) keeps all its keys ("exports:acme", each up to
+-- KEY_LIMIT permits) in one set of Redis keys, so one script call takes a key's permits and the
+-- cap's together, or neither (its keys carry the hash tag {exports}: one cluster slot, one shard).
+-- KEYS: 1 deadlines, 2 state, 3 queue as for any semaphore, with every id stored as the member
+--         "<key> <id>"; the state's counters (' used', ' waiters', ...) are the cap's;
+--       4 heads ZSET, every score 0, members "<key> <ticket> <id>": each key's waiters in arrival
+--         order, so ZRANGEBYLEX finds a key's head (a ticket always has 16 digits, see _load.lua);
+--       5 ready ZSET, one member "<ticket of its head> <key>" per key whose head fits that key's
+--         own limit (so it waits for the cap only), scored by the permits the key holds: the first
+--         entry is the key that holds the fewest, ties broken by the earliest arrival.
+-- STATE field ' k:<key>': "<used> <waiters> <ticket in ready, or -> <runtime limit, 0: none>",
+--   absent while the key holds nothing, has no waiter and no runtime limit (an idle key leaves
+--   nothing behind).
+-- ARGV[1]: "<cap limit> <key limit> <key>"; without the key, a call about the cap as a whole.
+--
+-- Invariants of the two levels, on top of I1..I6 (which hold for the cap):
+--   K1 a key's used = the sum of its holders' counts, and ' used' = the sum over keys;
+--   K2 a key's waiters = its entries in heads = its members in the queue;
+--   K3 a key is in ready iff its head fits its own limit (used + count <= its limit), scored by its
+--      used, with its head's ticket;
+--   K4 after every call, no key in ready fits the cap: the cap is full for the first entry in ready
+--      (serve grants until then), so every waiter that could run under both limits is running;
+--   K5 within a key waiters are granted in ticket order; across keys the cap goes to the first entry
+--      of ready, the key holding the fewest (ties: the earliest head), and nobody is granted past
+--      an entry that does not fit the cap (no overtaking at the cap); a key that is full blocks
+--      no other key, as it is not in ready.
+local KS, KLIST = nil, nil
+local keyState, touch, refreshKey, serveKeys = nil, nil, nil, nil
+-- Whether this call wrote to ready (a zset that empties is deleted, so one written anew needs its TTL).
+local READY_WRITTEN = false
+if HEADS then
+  KS, KLIST = {}, {}
+  -- The counters of key k, read once per call (the call's own key came with the state read).
+  keyState = function(k)
+    local ks = KS[k]
+    if not ks then
+      local text = k == KEY and S[8] or redis.call('HGET', STATE, ' k:' .. k)
+      local used, waiters, ready, override = string.match(text or '', '^(%d+) (%d+) (%S+) (%d+)$')
+      ks = { used = (used or 0) + 0, waiters = (waiters or 0) + 0, ready = ready ~= '-' and ready or false,
+             override = (override or 0) + 0, text = text or false, dirty = false, head = nil }
+      ks.score = ks.used
+      KS[k] = ks
+      KLIST[#KLIST + 1] = k
+    end
+    return ks
+  end
+
+  -- Marks key k's head as to be read again (its counters or its queue changed).
+  touch = function(k)
+    local ks = keyState(k)
+    ks.dirty, ks.head = true, nil
+    return ks
+  end
+
+  -- K3: reads key k's head and puts k in ready, or takes it out. A head that can never be served
+  -- (it asks for more than the key's or the cap's limit, after a runtime limit lowered one) leaves
+  -- the queue and is told so (token 0), as _grant.lua does.
+  refreshKey = function(k)
+    local ks = keyState(k)
+    local limit = ks.override > 0 and ks.override or KEY_LIMIT
+    local ready, head = false, false
+    while ks.waiters > 0 do
+      local entry = redis.call('ZRANGEBYLEX', HEADS, '[' .. k .. ' ', '(' .. k .. '!', 'LIMIT', 0, 1)[1]
+      if not entry then
+        ks.waiters = 0
+        break
+      end
+      local ticket, id = string.match(entry, ' (%d+) (%S+)$')
+      local member = k .. ' ' .. id
+      local count, lease, claim, token, inbox, owner = string.match(
+          GRANTED and GRANTED[member] or redis.call('HGET', STATE, member) or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
+      if count and token == '0' and count + 0 <= limit and count + 0 <= LIMIT then
+        if ks.used + count <= limit then
+          ready = ticket
+          head = { entry, member, id, count + 0, lease, claim, inbox, owner }
+        end
+        break
+      end
+      redis.call('ZREM', HEADS, entry)
+      WAITERS = WAITERS - redis.call('ZREM', QUEUE, member)
+      ks.waiters = ks.waiters - 1
+      if count and token == '0' then
+        redis.call('ZREM', DEADLINES, member)
+        redis.call('HDEL', STATE, member)
+        publish(inbox, id .. ' 0')
+        if member == ID then
+          REC = false
+        end
+      end
+    end
+    if ks.ready and ks.ready ~= ready then
+      redis.call('ZREM', READY, ks.ready .. ' ' .. k)
+    end
+    if ready and (ready ~= ks.ready or ks.score ~= ks.used) then
+      redis.call('ZADD', READY, ks.used, ready .. ' ' .. k)
+      READY_WRITTEN = true
+    end
+    ks.ready, ks.score, ks.head, ks.dirty = ready, ks.used, head, false
+  end
+
+  -- K4, K5: refreshes the keys this call changed, then grants the cap to the first entry of ready
+  -- while it fits, each grant as _grant.lua makes one (claim lease, token, message to its JVM).
+  serveKeys = function()
+    for i = 1, #KLIST do
+      if KS[KLIST[i]].dirty then
+        refreshKey(KLIST[i])
+      end
+    end
+    local batch = GRANT_BATCH
+    while batch > 0 and USED < LIMIT do
+      batch = batch - 1
+      local top = redis.call('ZRANGE', READY, 0, 0)[1]
+      if not top then
+        break
+      end
+      local k = string.match(top, '^%d+ (%S+)$')
+      local ks = keyState(k)
+      if ks.head == nil then
+        refreshKey(k)
+      end
+      local h = ks.head
+      if h then
+        if USED + h[4] > LIMIT then
+          break
+        end
+        redis.call('ZREM', HEADS, h[1])
+        redis.call('ZREM', QUEUE, h[2])
+        setDeadline(h[2], h[6])
+        local rec = h[4] .. ' ' .. h[5] .. ' ' .. h[6] .. ' ' .. nextSeq() .. ' ' .. h[7] .. ' ' .. h[8]
+        NSETS = NSETS + 2
+        SETS[NSETS - 1], SETS[NSETS] = h[2], rec
+        GRANTED = GRANTED or {}
+        GRANTED[h[2]] = rec
+        if h[2] == ID then
+          REC = rec
+        end
+        USED = USED + h[4]
+        WAITERS = WAITERS - 1
+        ks.used, ks.waiters = ks.used + h[4], ks.waiters - 1
+        publish(h[7], h[3] .. ' ' .. SEQ_TEXT)
+        refreshKey(k)
+      else
+        -- (An entry the key's counters do not know of: only a hand outside the scripts leaves one.)
+        redis.call('ZREM', READY, top)
+      end
+    end
+  end
+end
