@@ -37,7 +37,8 @@ final class AclRule {
     /** The commands of standalone and Sentinel set-ups (and of a Redis 6 cluster, minus its topology needs). */
     static final List<String> COMMANDS = List.of(
             "evalsha", "eval",
-            "time", "hmget", "hget", "hset", "hdel", "zadd", "zrem", "zrange", "zrangebyscore", "zscore", "zcard",
+            "time", "hmget", "hget", "hset", "hdel", "zadd", "zrem", "zrange", "zrangebyscore", "zrangebylex",
+            "zscore", "zcard", "hgetall",
             "pexpireat", "persist", "publish",
             "subscribe", "unsubscribe", "ping");
 
