@@ -1,5 +1,6 @@
 package io.github.redissemaphore.autoconfigure;
 
+import io.github.redissemaphore.aspect.CapWithoutKeyCheck;
 import io.github.redissemaphore.aspect.DistributedSemaphoreAspect;
 import io.github.redissemaphore.aspect.UnguardableMethodsCheck;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties.UnguardableMethodsMode;
@@ -8,6 +9,8 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 
@@ -134,6 +137,29 @@ public final class DistributedSemaphoreAutoConfiguration {
             UnguardableMethodsMode mode = Binder.get(environment)
                     .bind(UNGUARDABLE_METHODS, UnguardableMethodsMode.class).orElse(UnguardableMethodsMode.FAIL);
             return new UnguardableMethodsCheck(mode == UnguardableMethodsMode.FAIL);
+        }
+
+        /**
+         * Refuses {@code @DistributedSemaphore} without a key on a semaphore with
+         * {@code total-permits}, as their beans are created. The properties are asked for only when
+         * the first annotated bean is checked, so a wrong one stops the start-up with its own
+         * report, as it would without this check.
+         */
+        @Bean
+        static CapWithoutKeyCheck capWithoutKeyCheck(ObjectProvider<DistributedSemaphoreProperties> properties,
+                                                     Environment environment) {
+            return new CapWithoutKeyCheck(() -> capped(properties.getObject()), environment);
+        }
+
+        /** @return each semaphore with a shared cap, with its total-permits property as the user writes it */
+        private static Map<String, String> capped(DistributedSemaphoreProperties properties) {
+            Map<String, String> capped = new LinkedHashMap<>();
+            properties.semaphores().forEach((name, semaphore) -> {
+                if (semaphore.totalPermits() != null) {
+                    capped.put(name, SettingDescription.ofSemaphore(name, "total-permits"));
+                }
+            });
+            return capped;
         }
 
         /**
