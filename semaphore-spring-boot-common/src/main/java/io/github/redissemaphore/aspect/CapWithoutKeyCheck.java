@@ -32,8 +32,7 @@ public final class CapWithoutKeyCheck implements BeanPostProcessor {
 
     /**
      * @param capped       the semaphores with a shared cap, each with the property that sets it as the
-     *                     user writes it; asked once, when the first annotated bean is checked, so
-     *                     that the properties are bound as late as without this check
+     *                     user writes it; asked once, when the first annotated bean is checked
      * @param placeholders resolves the {@code ${...}} of a semaphore name, as the aspect does
      */
     public CapWithoutKeyCheck(Supplier<Map<String, String>> capped, PropertyResolver placeholders) {

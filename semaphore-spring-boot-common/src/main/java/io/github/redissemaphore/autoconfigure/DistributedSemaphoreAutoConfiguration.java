@@ -23,6 +23,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -113,6 +114,7 @@ public final class DistributedSemaphoreAutoConfiguration {
         private static final String ASPECT_ORDER = DistributedSemaphoreProperties.PREFIX + ".aspect-order";
         private static final String UNGUARDABLE_METHODS =
                 DistributedSemaphoreProperties.PREFIX + ".unguardable-methods";
+        private static final String SEMAPHORES = DistributedSemaphoreProperties.PREFIX + ".semaphores";
 
         @Bean
         @ConditionalOnMissingBean
@@ -141,21 +143,33 @@ public final class DistributedSemaphoreAutoConfiguration {
 
         /**
          * Refuses {@code @DistributedSemaphore} without a key on a semaphore with
-         * {@code total-permits}, as their beans are created. The properties are asked for only when
-         * the first annotated bean is checked, so a wrong one stops the start-up with its own
-         * report, as it would without this check.
+         * {@value #SEMAPHORES}{@code .<name>.total-permits}, as their beans are created.
          */
         @Bean
-        static CapWithoutKeyCheck capWithoutKeyCheck(ObjectProvider<DistributedSemaphoreProperties> properties,
-                                                     Environment environment) {
-            return new CapWithoutKeyCheck(() -> capped(properties.getObject()), environment);
+        static CapWithoutKeyCheck capWithoutKeyCheck(Environment environment) {
+            return new CapWithoutKeyCheck(() -> capped(environment), environment);
         }
 
-        /** @return each semaphore with a shared cap, with its total-permits property as the user writes it */
-        private static Map<String, String> capped(DistributedSemaphoreProperties properties) {
+        /**
+         * Read straight from the environment, like the other post-processor's setting: were
+         * {@link DistributedSemaphoreProperties} bound while an application bean is created, a
+         * wrong property would be reported as that bean's failure. A value that cannot be bound
+         * leaves nothing to check: binding the properties reports it a moment later.
+         *
+         * @return each semaphore with a shared cap, with its total-permits property as the user writes it
+         */
+        private static Map<String, String> capped(Environment environment) {
+            Map<String, DistributedSemaphoreProperties.Semaphore> semaphores;
+            try {
+                semaphores = Binder.get(environment).bind(SEMAPHORES,
+                        Bindable.mapOf(String.class, DistributedSemaphoreProperties.Semaphore.class)).orElse(Map.of());
+            } catch (BindException e) {
+                return Map.of();
+            }
             Map<String, String> capped = new LinkedHashMap<>();
-            properties.semaphores().forEach((name, semaphore) -> {
-                if (semaphore.totalPermits() != null) {
+            semaphores.forEach((name, semaphore) -> {
+                // 0 or less is no cap but a wrong value, which binding the properties reports as such
+                if (semaphore.totalPermits() != null && semaphore.totalPermits() > 0) {
                     capped.put(name, SettingDescription.ofSemaphore(name, "total-permits"));
                 }
             });

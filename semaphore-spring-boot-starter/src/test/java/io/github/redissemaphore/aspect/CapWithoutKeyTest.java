@@ -82,6 +82,18 @@ class CapWithoutKeyTest {
     }
 
     @Test
+    void aWrongValueIsReportedAsSuchNotAsTheBeansFailure(CapturedOutput output) {
+        assertThat(StartupFailures.failureReport(output, server, new Class<?>[] {Unkeyed.class}, "--" + CAP + "=0"))
+                .contains("Property: " + CAP + NL)
+                .contains("Reason: must be between 1 and 1000000; leave it out for no shared cap")
+                .doesNotContain("Method: ");
+        assertThat(StartupFailures.failureReport(output, server, new Class<?>[] {Unkeyed.class},
+                "--distributed-semaphore.semaphores.exports.lease-time=soon"))
+                .contains("Property: distributed-semaphore.semaphores.exports.lease-time" + NL)
+                .doesNotContain("Method: ");
+    }
+
+    @Test
     void aKeyOrASemaphoreWithoutACapStarts() {
         runner.withBean(Keyed.class).withBean(Uncapped.class).run(context -> {
             assertThat(context).hasNotFailed();
