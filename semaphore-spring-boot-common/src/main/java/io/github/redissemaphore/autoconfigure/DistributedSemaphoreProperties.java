@@ -92,8 +92,8 @@ public record DistributedSemaphoreProperties(
     private static final String BETWEEN_50MS_AND_1H = "must be between 50ms and 1h";
     private static final String BETWEEN_100MS_AND_1M = "must be between 100ms and 1m";
     private static final String RETRY_AFTER_RANGE = "must be between 1ms and 24h";
-    /** What a semaphore without total-permits has, in the words of the failure report and its metadata. */
-    static final String NO_SHARED_CAP = "no shared cap";
+    /** What a semaphore without total-permits has, in the words of the failure report. */
+    private static final String NO_SHARED_CAP = "no shared cap";
     // 0 is not "no cap" here, unlike in SemaphoreSettings: the property is left out for that, so say so
     private static final String TOTAL_PERMITS_RANGE =
             "must be between 1 and " + SemaphoreSettings.MAX_PERMITS + "; leave it out for " + NO_SHARED_CAP;
