@@ -49,9 +49,7 @@ final class UnguardableMethods {
 
         /** @return {@code com.example.Reports.generate(String)}, for messages */
         String describe() {
-            return method.getDeclaringClass().getName() + "." + method.getName() + "("
-                    + String.join(", ", Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).toList())
-                    + ")";
+            return UnguardableMethods.describe(method);
         }
     }
 
@@ -91,7 +89,21 @@ final class UnguardableMethods {
                         : "remove final from " + type.getSimpleName() + " (and from the method)")).toList();
     }
 
-    /** The methods the aspect would guard if every call passed through the proxy. */
+    /** @return {@code com.example.Reports.generate(String)}, for messages */
+    static String describe(Method method) {
+        return method.getDeclaringClass().getName() + "." + method.getName() + "("
+                + String.join(", ", Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).toList())
+                + ")";
+    }
+
+    /**
+     * @return the methods of {@code type} the aspect would guard if every call passed through the
+     *         proxy: those annotated, and the public ones of an annotated class
+     */
+    static List<Method> annotated(Class<?> type) {
+        return annotated(type, AnnotatedElementUtils.hasAnnotation(type, DistributedSemaphore.class));
+    }
+
     private static List<Method> annotated(Class<?> type, boolean onClass) {
         List<Method> methods = new ArrayList<>();
         for (Method method : ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {

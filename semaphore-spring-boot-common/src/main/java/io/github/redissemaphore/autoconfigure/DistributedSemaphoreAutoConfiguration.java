@@ -1,5 +1,6 @@
 package io.github.redissemaphore.autoconfigure;
 
+import io.github.redissemaphore.aspect.CapWithoutKeyCheck;
 import io.github.redissemaphore.aspect.DistributedSemaphoreAspect;
 import io.github.redissemaphore.aspect.UnguardableMethodsCheck;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties.UnguardableMethodsMode;
@@ -8,6 +9,8 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 
@@ -20,6 +23,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -110,6 +114,7 @@ public final class DistributedSemaphoreAutoConfiguration {
         private static final String ASPECT_ORDER = DistributedSemaphoreProperties.PREFIX + ".aspect-order";
         private static final String UNGUARDABLE_METHODS =
                 DistributedSemaphoreProperties.PREFIX + ".unguardable-methods";
+        private static final String SEMAPHORES = DistributedSemaphoreProperties.PREFIX + ".semaphores";
 
         @Bean
         @ConditionalOnMissingBean
@@ -134,6 +139,41 @@ public final class DistributedSemaphoreAutoConfiguration {
             UnguardableMethodsMode mode = Binder.get(environment)
                     .bind(UNGUARDABLE_METHODS, UnguardableMethodsMode.class).orElse(UnguardableMethodsMode.FAIL);
             return new UnguardableMethodsCheck(mode == UnguardableMethodsMode.FAIL);
+        }
+
+        /**
+         * Refuses {@code @DistributedSemaphore} without a key on a semaphore with
+         * {@value #SEMAPHORES}{@code .<name>.total-permits}, as their beans are created.
+         */
+        @Bean
+        static CapWithoutKeyCheck capWithoutKeyCheck(Environment environment) {
+            return new CapWithoutKeyCheck(() -> capped(environment), environment);
+        }
+
+        /**
+         * Read straight from the environment, like the other post-processor's setting: were
+         * {@link DistributedSemaphoreProperties} bound while an application bean is created, a
+         * wrong property would be reported as that bean's failure. A value that cannot be bound
+         * leaves nothing to check: binding the properties reports it a moment later.
+         *
+         * @return each semaphore with a shared cap, with its total-permits property as the user writes it
+         */
+        private static Map<String, String> capped(Environment environment) {
+            Map<String, DistributedSemaphoreProperties.Semaphore> semaphores;
+            try {
+                semaphores = Binder.get(environment).bind(SEMAPHORES,
+                        Bindable.mapOf(String.class, DistributedSemaphoreProperties.Semaphore.class)).orElse(Map.of());
+            } catch (BindException e) {
+                return Map.of();
+            }
+            Map<String, String> capped = new LinkedHashMap<>();
+            semaphores.forEach((name, semaphore) -> {
+                // 0 or less is no cap but a wrong value, which binding the properties reports as such
+                if (semaphore.totalPermits() != null && semaphore.totalPermits() > 0) {
+                    capped.put(name, SettingDescription.ofSemaphore(name, "total-permits"));
+                }
+            });
+            return capped;
         }
 
         /**

@@ -35,7 +35,8 @@ import org.springframework.validation.annotation.Validated;
  *                        this long. 100ms to 1m.
  * @param defaults        Settings of every semaphore not listed under "semaphores".
  * @param semaphores      Settings per semaphore name; each value left out is taken from
- *                        "defaults". Names follow the rules of "key-prefix".
+ *                        "defaults", but total-permits, which only a semaphore has. Names follow
+ *                        the rules of "key-prefix".
  * @param aspectOrder     Order of the DistributedSemaphore advice among the other advice of a
  *                        bean (lower is further outside). The default, LOWEST_PRECEDENCE - 1,
  *                        puts it around Transactional and Cacheable advice (LOWEST_PRECEDENCE),
@@ -60,6 +61,7 @@ import org.springframework.validation.annotation.Validated;
 @ConfigurationProperties(prefix = DistributedSemaphoreProperties.PREFIX, ignoreUnknownFields = false)
 @Validated
 @HeartbeatOutlastsTicks
+@TotalPermitsCoverPermits
 public record DistributedSemaphoreProperties(
         @DefaultValue("true") boolean enabled,
         @DefaultValue("semaphore") @SemaphoreName String keyPrefix,
@@ -90,6 +92,11 @@ public record DistributedSemaphoreProperties(
     private static final String BETWEEN_50MS_AND_1H = "must be between 50ms and 1h";
     private static final String BETWEEN_100MS_AND_1M = "must be between 100ms and 1m";
     private static final String RETRY_AFTER_RANGE = "must be between 1ms and 24h";
+    /** What a semaphore without total-permits has, in the words of the failure report. */
+    private static final String NO_SHARED_CAP = "no shared cap";
+    // 0 is not "no cap" here, unlike in SemaphoreSettings: the property is left out for that, so say so
+    private static final String TOTAL_PERMITS_RANGE =
+            "must be between 1 and " + SemaphoreSettings.MAX_PERMITS + "; leave it out for " + NO_SHARED_CAP;
 
     public DistributedSemaphoreProperties {
         semaphores = semaphores == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
@@ -186,6 +193,10 @@ public record DistributedSemaphoreProperties(
      * @param autoRenew Whether held permits are renewed for as long as they are held.
      * @param replicas  How many replicas must acknowledge a grant before the caller gets it. 0 to 100.
      * @param replicationTimeout How long a grant waits for those replicas. 1ms to 1m.
+     * @param totalPermits A cap over all keys of a keyed semaphore together (a DistributedSemaphore
+     *                  with a key, "<name>:<key>"), while "permits" stays the limit of each key.
+     *                  Not set: no shared cap. "permits" to 1000000. A semaphore with a cap is used
+     *                  per key only.
      */
     public record Semaphore(
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer permits,
@@ -197,7 +208,10 @@ public record DistributedSemaphoreProperties(
             Boolean autoRenew,
             @Range(min = 0, max = SemaphoreSettings.MAX_REPLICAS) Integer replicas,
             @DurationMin(millis = 1, message = REPLICATION_RANGE) @DurationMax(minutes = 1, message = REPLICATION_RANGE)
-            Duration replicationTimeout) {
+            Duration replicationTimeout,
+            // no default to inherit: a cap is per semaphore, so defaults.total-permits is an unknown property
+            @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS, message = TOTAL_PERMITS_RANGE)
+            @WhenLeftOut(NO_SHARED_CAP) Integer totalPermits) {
 
         /** @return the settings of this semaphore, values left out taken from {@code defaults} */
         public SemaphoreSettings toSettings(SemaphoreSettings defaults) {
@@ -208,7 +222,8 @@ public record DistributedSemaphoreProperties(
                     fair != null ? fair : defaults.fair(),
                     autoRenew != null ? autoRenew : defaults.autoRenew(),
                     replicas != null ? replicas : defaults.replicas(),
-                    replicationTimeout != null ? replicationTimeout : defaults.replicationTimeout());
+                    replicationTimeout != null ? replicationTimeout : defaults.replicationTimeout(),
+                    totalPermits != null ? totalPermits : 0);
         }
     }
 }

@@ -166,7 +166,7 @@ final class InvalidPropertiesFailureAnalyzer extends AbstractFailureAnalyzer<Bin
             String action = setting.isGroup()
                     ? "Write each setting as a property of its own: " + setting.group() + "."
                     : "Set " + setting.property() + " to " + allowed
-                            + (removed != null ? ", or remove it to use " + removed : "") + ".";
+                            + (removed != null ? ", or remove it " + removed : "") + ".";
             return new Problem(setting.property(), value, origin, reason, allowed, action);
         }
 

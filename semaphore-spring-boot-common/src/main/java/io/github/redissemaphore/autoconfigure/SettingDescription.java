@@ -181,19 +181,34 @@ final class SettingDescription {
         return valueType == Duration.class ? "a duration" + DURATION_EXAMPLES : "a " + valueType.getSimpleName();
     }
 
-    /** @return what applies when the property is removed, e.g. "the default (30s)", or null if nothing does */
+    /**
+     * @return what removing the property gives, after "remove it": "to use the default (30s)",
+     *         "to use distributed-semaphore.defaults.lease-time", "for no shared cap"; null if nothing
+     */
     @Nullable String whenRemoved() {
         if (component == null) {
             return null;
         }
+        WhenLeftOut leftOut = field().getAnnotation(WhenLeftOut.class);
+        if (leftOut != null) {
+            return "for " + leftOut.value();
+        }
         if (owner == DistributedSemaphoreProperties.Semaphore.class) {
             boolean hasDefault = Arrays.stream(DistributedSemaphoreProperties.Defaults.class.getRecordComponents())
                     .anyMatch(candidate -> candidate.getName().equals(component().getName()));
-            return hasDefault ? DistributedSemaphoreProperties.PREFIX + ".defaults."
+            return hasDefault ? "to use " + DistributedSemaphoreProperties.PREFIX + ".defaults."
                     + DataObjectPropertyName.toDashedForm(component().getName()) : null;
         }
         String value = defaultValue();
-        return value == null ? null : value.isEmpty() ? "the defaults" : "the default (" + value + ")";
+        return value == null ? null : value.isEmpty() ? "to use the defaults" : "to use the default (" + value + ")";
+    }
+
+    /**
+     * @return the property {@code setting} of the semaphore {@code name} as the documentation writes
+     *         it: {@code distributed-semaphore.semaphores.exports.permits}, brackets where the name needs them
+     */
+    static String ofSemaphore(String name, String setting) {
+        return DistributedSemaphoreProperties.PREFIX + ".semaphores" + asElement(name) + "." + setting;
     }
 
     /** @return the {@code @DefaultValue} of the property ("" for a group of settings), or null if it has none */

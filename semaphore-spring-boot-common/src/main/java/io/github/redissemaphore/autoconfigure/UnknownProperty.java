@@ -19,6 +19,10 @@ import org.jspecify.annotations.Nullable;
 final class UnknownProperty {
 
     private static final Pattern PLAIN_ELEMENT = Pattern.compile("[A-Za-z0-9_-]+");
+    private static final ConfigurationPropertyName DEFAULTS =
+            ConfigurationPropertyName.of(DistributedSemaphoreProperties.PREFIX + ".defaults");
+    /** Any semaphore name: what a semaphore may have set does not depend on its name. */
+    private static final String ANY_SEMAPHORE = "any";
 
     private final ConfigurationPropertyName name;
     private final int known;
@@ -51,6 +55,11 @@ final class UnknownProperty {
         if (!parent.isGroup()) {
             return parent.property() + " takes a value, not settings";
         }
+        String perSemaphore = perSemaphoreOnly();
+        if (perSemaphore != null) {
+            return "unknown property: " + perSemaphore.substring(perSemaphore.lastIndexOf('.') + 1)
+                    + " is set per semaphore, as " + perSemaphore + ", and has no default";
+        }
         return closest().map(closest -> "unknown property: did you mean "
                         + written(closest.subName(known)) + "?")
                 .orElse("unknown property");
@@ -66,9 +75,31 @@ final class UnknownProperty {
         if (!parent.isGroup()) {
             return "Set " + parent.property() + " itself, to " + parent.allowed() + ".";
         }
+        String perSemaphore = perSemaphoreOnly();
+        if (perSemaphore != null) {
+            return "Remove " + property() + ", and set " + perSemaphore + " for each semaphore that needs it.";
+        }
         return closest().map(closest -> "Rename " + property() + " to " + written(closest) + ".")
                 .orElse("Remove " + property() + ", or write one of the settings allowed under " + parent.property()
                         + ": " + allowed() + ".");
+    }
+
+    /**
+     * A setting of each semaphore that {@code defaults} has no place for ({@code total-permits}: a
+     * cap is per semaphore), written under {@code defaults}: where it belongs,
+     * {@code distributed-semaphore.semaphores.<name>.total-permits}; null for anything else.
+     */
+    private @Nullable String perSemaphoreOnly() {
+        if (!DEFAULTS.equals(name.chop(known)) || name.getNumberOfElements() != known + 1) {
+            return null;
+        }
+        SettingDescription described = SettingDescription.of(ConfigurationPropertyName.of(
+                SettingDescription.ofSemaphore(ANY_SEMAPHORE, name.getElement(known, Form.UNIFORM))));
+        if (described == null || described.isGroup()) {
+            return null;
+        }
+        String setting = described.property().substring(described.property().lastIndexOf('.') + 1);
+        return DistributedSemaphoreProperties.PREFIX + ".semaphores.<name>." + setting;
     }
 
     /**

@@ -61,6 +61,8 @@ class InvalidPropertiesFailureReportTest {
             "semaphores.reports.replicas  | many       | 'many' is not a whole number    | a whole number from 0 to 100",
             "defaults.replication-timeout | 0ms        | must be between 1ms and 1m      | a duration from 1ms to 1m" + DURATION,
             "semaphores.reports.replication-timeout | 2m | must be between 1ms and 1m    | a duration from 1ms to 1m" + DURATION,
+            "semaphores.reports.total-permits | 0      | must be between 1 and 1000000; leave it out for no shared cap | a whole number from 1 to 1000000",
+            "semaphores.reports.total-permits | lots   | 'lots' is not a whole number    | a whole number from 1 to 1000000",
             "aspect-order                 | lots       | 'lots' is not a whole number    | a whole number from -2147483648 to 2147483647",
             "aspect-order                 | 2147483648 | '2147483648' is not a whole number | a whole number from -2147483648 to 2147483647",
             "waiter-heartbeat             | 500ms      | must be between 1s and 1h       | a duration from 1s to 1h" + DURATION,
@@ -161,7 +163,7 @@ class InvalidPropertiesFailureReportTest {
                 .contains("Reason: holds settings, not a value")
                 .contains("Write each setting as a property of its own: distributed-semaphore.semaphores.reports."
                         + "<setting>, where <setting> is one of permits, lease-time, wait-time, fair, auto-renew, replicas, "
-                        + "replication-timeout.");
+                        + "replication-timeout, total-permits.");
     }
 
     @Test
