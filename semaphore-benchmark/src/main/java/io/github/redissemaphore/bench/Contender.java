@@ -6,8 +6,11 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -53,6 +56,15 @@ interface Contender {
         return new Ours(registry, settings);
     }
 
+    /**
+     * @return ours, capped: the permits are the cap of a capped semaphore over {@value Capped#KEYS}
+     *         keys, each key allowed as many, the calls spread over the keys in turn: the cost of the
+     *         two levels (issue 22) next to {@link #ours}
+     */
+    static Contender capped(SemaphoreRegistry registry, SemaphoreSettings settings) {
+        return new Capped(registry, settings);
+    }
+
     /** @return Redisson's {@link RPermitExpirableSemaphore}, leases of {@code leaseTime} (it has no renewal) */
     static Contender permitExpirable(RedissonClient client, Duration leaseTime) {
         return new PermitExpirable(client, leaseTime);
@@ -96,6 +108,45 @@ interface Contender {
                 @Override
                 public CompletableFuture<Object> acquireAsync() {
                     return semaphore.acquireAsync(1, LONG_WAIT).thenApply(permit -> permit);
+                }
+            };
+        }
+    }
+
+    /** Ours with a shared cap: every call on the next of {@value #KEYS} keys of one capped semaphore. */
+    record Capped(SemaphoreRegistry registry, SemaphoreSettings settings) implements Contender {
+
+        static final int KEYS = 4;
+
+        @Override
+        public String label() {
+            return "ours, capped (" + KEYS + " keys)";
+        }
+
+        @Override
+        public Handle semaphore(String name, int permits) {
+            SemaphoreSettings capped = settings.withPermits(permits).withTotalPermits(permits);
+            List<RedisSemaphore> keys = IntStream.range(0, KEYS)
+                    .mapToObj(key -> registry.semaphore(name, "t" + key, capped)).toList();
+            AtomicInteger next = new AtomicInteger();
+            return new Handle() {
+                private RedisSemaphore nextKey() {
+                    return keys.get(Math.floorMod(next.getAndIncrement(), KEYS));
+                }
+
+                @Override
+                public @Nullable Object tryAcquire() {
+                    return nextKey().tryAcquire().orElse(null);
+                }
+
+                @Override
+                public void release(Object lease) {
+                    ((Permit) lease).release();
+                }
+
+                @Override
+                public CompletableFuture<Object> acquireAsync() {
+                    return nextKey().acquireAsync(1, LONG_WAIT).thenApply(permit -> permit);
                 }
             };
         }

@@ -104,6 +104,7 @@ final class RedisCost {
 
         Contender expirable = Contender.permitExpirable(redisson, LEASE);
         List<Contender> contenders = List.of(Contender.ours(registry, SemaphoreSettings.DEFAULTS.withLeaseTime(LEASE)),
+                Contender.capped(registry, SemaphoreSettings.DEFAULTS.withLeaseTime(LEASE)),
                 expirable, Contender.rSemaphore(redisson), Contender.floor(floorConnection));
         double idleRate = callgrind.idleRate(IDLE_WINDOW);
         List<Result> results = new ArrayList<>();

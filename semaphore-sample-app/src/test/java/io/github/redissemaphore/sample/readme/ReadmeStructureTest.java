@@ -33,7 +33,7 @@ import org.junit.jupiter.api.TestFactory;
 class ReadmeStructureTest {
 
     private static final List<String> SECTIONS = List.of("Add the dependency", "Configure it", "Guard a method",
-            "Plain Java", "Guarantees", "How fast", "See it work", "Two commands", "Documentation");
+            "Limits per key under a shared cap", "Plain Java", "Guarantees", "How fast", "See it work", "Two commands", "Documentation");
     /** A landing page, not a manual: about the length of the READMEs of the libraries it sits beside. */
     private static final int MOST_README_LINES = 300;
     /** A line of prose this long that two pages share is text written twice. */
