@@ -36,6 +36,11 @@ do
     if #gone > 0 then
       redis.call('HDEL', STATE, unpack(gone))
     end
+    -- The key limit of this call, which the next caller compares with its own (limit mismatch).
+    if S[9] ~= KEY_LIMIT_ARG then
+      SETS[n + 1], SETS[n + 2] = ' each', KEY_LIMIT_ARG
+      n = n + 2
+    end
   end
   if USED ~= USED_READ then
     SETS[n + 1], SETS[n + 2] = ' used', string.format('%d', USED)
@@ -121,11 +126,12 @@ local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS an
             OWN1, OWN2, OWN3, OWN4 }
 -- A capped semaphore's call about one key answers that key's used and waiters, and always the
 -- limits as "<configured cap of the previous call> <cap override> <cap used> <cap waiters> <the
--- key's runtime limit> <the cap of the call>" (each 0 when none).
+-- key's runtime limit> <the cap of the call> <configured key limit of the previous call>" (each 0
+-- when none).
 if HEADS then
   local ks = KEY and keyState(KEY)
-  R[5] = string.format('%s %d %d %d %d %d', LAST_LIMIT or '0', OVERRIDE or 0, USED, WAITERS, ks and ks.override or 0,
-      LIMIT)
+  R[5] = string.format('%s %d %d %d %d %d %s', LAST_LIMIT or '0', OVERRIDE or 0, USED, WAITERS,
+      ks and ks.override or 0, LIMIT, S[9] or '0')
   if ks then
     R[1], R[2] = ks.used, ks.waiters
   end

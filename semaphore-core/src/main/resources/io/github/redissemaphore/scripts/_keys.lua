@@ -13,7 +13,8 @@
 --         entry is the key that holds the fewest, ties broken by the earliest arrival.
 -- STATE field ' k:<key>': "<used> <waiters> <ticket in ready, or -> <runtime limit, 0: none>",
 --   absent while the key holds nothing, has no waiter and no runtime limit (an idle key leaves
---   nothing behind).
+--   nothing behind). STATE field ' each': the key limit of the previous call, so a JVM configured
+--   with other permits per key learns of the mismatch, as ' limits' tells it of the cap's.
 -- ARGV[1]: "<cap limit> <key limit> <key>"; without the key, a call about the cap as a whole.
 --
 -- Invariants of the two levels, on top of I1..I6 (which hold for the cap):

@@ -2,10 +2,10 @@
 -- The caller's configured limit: the text the last call stored (and checked), or checked now. Of a
 -- capped semaphore, the limit of the cap (its text is what ' limits' keeps), and KEY_LIMIT that of
 -- each key (1..the cap).
-local LIMIT_ARG, CONFIGURED, KEY_LIMIT = ARGV[1], nil, nil
+local LIMIT_ARG, CONFIGURED, KEY_LIMIT, KEY_LIMIT_ARG = ARGV[1], nil, nil, nil
 if HEADS then
   local total, each = string.match(ARGV[1], '^(%d+) (%d+)')
-  LIMIT_ARG, CONFIGURED, KEY_LIMIT = total, total + 0, each + 0
+  LIMIT_ARG, CONFIGURED, KEY_LIMIT, KEY_LIMIT_ARG = total, total + 0, each + 0, each
   if CONFIGURED < 1 or CONFIGURED > 1000000 or KEY_LIMIT < 1 or KEY_LIMIT > CONFIGURED then
     error('semaphore script: ARGV[1] must start with "<total limit> <key limit>", integers within 1..1000000'
         .. ' and 1..the total limit, but was ' .. ARGV[1], 0)

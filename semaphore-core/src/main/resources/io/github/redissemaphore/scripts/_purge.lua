@@ -23,7 +23,7 @@ if not S[2] or (EXPIRES > 0 and EXPIRES <= NOW_MS) then
   if HEADS then
     redis.call('PEXPIREAT', HEADS, 1)
     redis.call('PEXPIREAT', READY, 1)
-    S[8] = false
+    S[8], S[9] = false, false
     KS, KLIST = {}, {}
     for _, kept in ipairs(keyLimits) do
       local ks = touch(kept[1])

@@ -33,9 +33,10 @@ if HEADS then
   elseif ID ~= ' ' then
     ID = KEY .. ' ' .. ID
   end
-  -- S[8]: the counters of the call's key (see _keys.lua).
+  -- S[8]: the counters of the call's key; S[9]: the key limit the previous call was configured
+  -- with (see _keys.lua).
   S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID,
-      KEY and ' k:' .. KEY or ' ')
+      KEY and ' k:' .. KEY or ' ', ' each')
 else
   S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
 end

@@ -112,6 +112,30 @@ class LimitMismatchTest {
         assertThat(warnings("with 2 permits in this JVM but with 4")).hasSize(1);
     }
 
+    @Test
+    void capsAndPermitsPerKeyConfiguredOtherwiseAreEachWarnedOnceForAllKeys() {
+        String capped = base + "-capped";
+        DefaultSemaphoreRegistry small = cappedJvm(capped, 2, 4);
+        DefaultSemaphoreRegistry large = cappedJvm(capped, 3, 6);
+        for (String tenant : List.of("acme", "globex", "initech")) {
+            large.semaphore(capped, tenant, large.settingsOf(capped)).state();
+            small.semaphore(capped, tenant, small.settingsOf(capped)).state();
+        }
+        assertThat(warnings("with total permits 4 (its cap over all keys) in this JVM but with 6")).hasSize(1);
+        assertThat(warnings("with 2 permits in this JVM but with 3")).singleElement().asString()
+                .contains("said once for every semaphore '" + capped + ":<key>'");
+    }
+
+    /** @return a registry as one JVM has it, {@code name} capped at {@code total}, {@code permits} per key */
+    private DefaultSemaphoreRegistry cappedJvm(String name, int permits, int total) {
+        SemaphoreRegistry registry = SemaphoreRegistry.builder(server.connectionFactory())
+                .keyPrefix(server.keyPrefix())
+                .configure(name, SemaphoreSettings.DEFAULTS.withPermits(permits).withTotalPermits(total))
+                .build();
+        registries.add(registry);
+        return (DefaultSemaphoreRegistry) registry;
+    }
+
     /** A call of {@code other}, then one of {@code us}: ours learns what the other is configured with. */
     private static void callsOfBoth(DefaultSemaphoreRegistry other, DefaultSemaphoreRegistry us, String name) {
         other.semaphore(name).state();

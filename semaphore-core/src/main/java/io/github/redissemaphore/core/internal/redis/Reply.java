@@ -49,7 +49,7 @@ public final class Reply {
     Usage usage(int configured) {
         int previous = configured;
         int override = 0;
-        if (!(values.get(4) instanceof Number) && text(values.get(4)).chars().filter(c -> c == ' ').count() == 5) {
+        if (!(values.get(4) instanceof Number) && text(values.get(4)).chars().filter(c -> c == ' ').count() == 6) {
             return cappedUsage(configured);
         }
         if (!(values.get(4) instanceof Number)) {
@@ -66,17 +66,17 @@ public final class Reply {
     /**
      * A capped semaphore's reply: used and waiters of the key, and the limits as "<configured cap
      * of the previous call> <cap override> <cap used> <cap waiters> <the key's runtime limit> <the
-     * cap of the call>".
-     * The key's own limit is the caller's configured permits unless it has a runtime limit; a
-     * previous call's configured permits per key are not kept, so no mismatch of them is reported.
+     * cap of the call> <configured permits per key of the previous call>". The key's own limit is
+     * the caller's configured permits unless it has a runtime limit.
      */
     private Usage cappedUsage(int configured) {
         String[] limits = text(values.get(4)).split(" ");
         int keyOverride = Integer.parseInt(limits[4]);
         int capOverride = Integer.parseInt(limits[1]);
         int capConfigured = Integer.parseInt(limits[0]);
+        int previousPermits = Integer.parseInt(limits[6]);
         return new Usage((int) at(0), keyOverride > 0 ? keyOverride : configured, (int) at(1), at(2), at(3),
-                configured, keyOverride, new Usage.Total(Integer.parseInt(limits[2]), Integer.parseInt(limits[5]),
+                previousPermits > 0 ? previousPermits : configured, keyOverride, new Usage.Total(Integer.parseInt(limits[2]), Integer.parseInt(limits[5]),
                         Integer.parseInt(limits[3]), capConfigured, capOverride));
     }
 
