@@ -88,6 +88,63 @@ class CappedScriptModelTest {
         }
     }
 
+    @Test
+    void badFirstArgumentsOfACappedSemaphoreAreErrorRepliesThatWriteNothing() {
+        String name = "capped-bad-" + (++semaphores);
+        SemaphoreKeys k0 = SemaphoreKeys.capped(prefix, name, "k0", T);
+        SemaphoreKeys k1 = SemaphoreKeys.capped(prefix, name, "k1", T);
+        scripts.acquire(k0, N, "h", 2, LEASE, true, true, HEARTBEAT, inbox, OWNER);
+        scripts.acquire(k1, N, "g", 2, LEASE, true, true, HEARTBEAT, inbox, OWNER);
+        scripts.acquire(k1, N, "w", 1, LEASE, true, true, HEARTBEAT, inbox, OWNER);
+        scripts.overrideLimit(k0, N, 1);
+        List<String> all = k0.all();
+        Map<String, String> before = dumps(all);
+        String counts = "1 " + LEASE.toMillis() + " " + HEARTBEAT.toMillis();
+        String box = inbox + " " + OWNER;
+        List<String> firsts = List.of("x", "5", "", "5 x k0", "5 6 k0", "0 0 k0", "1000001 2 k0", "5 0 k0",
+                "5 2 " + "k".repeat(201), "5 2 k0 extra", "-5 2 k0", "5  2 k0");
+        int calls = 0;
+        for (String first : firsts) {
+            for (String[] args : List.of(new String[] {first, "b", counts, box, "3"}, new String[] {first, "h"},
+                    new String[] {first, "w", "1"}, new String[] {first, "30000", inbox, "h"},
+                    new String[] {first, "10"}, new String[] {first, "h", "0", inbox, "1", OWNER},
+                    new String[] {first, "2"})) {
+                String script = switch (args.length) {
+                    case 5 -> "acquire";
+                    case 2 -> args[1].equals("h") ? "release" : args[1].equals("10") ? "state" : "override";
+                    case 3 -> "cancel";
+                    case 4 -> "renew";
+                    default -> "lease";
+                };
+                expectRefused(script, all, args, before);
+                calls++;
+            }
+        }
+        // An acquire must name its key: without one it is about the cap as a whole.
+        expectRefused("acquire", all, new String[] {T + " " + N, "b", counts, box, "3"}, before);
+        assertThat(calls).isGreaterThan(80);
+    }
+
+    private void expectRefused(String script, List<String> keys, String[] args, Map<String, String> before) {
+        String call = script + " " + java.util.Arrays.toString(args);
+        Throwable error = org.assertj.core.api.Assertions.catchThrowable(() -> redis.execute(
+                io.github.redissemaphore.core.internal.redis.Scripts.load(script), keys, (Object[]) args));
+        assertThat(error).as("%s must be refused", call).isNotNull();
+        assertThat(dumps(keys)).as("%s wrote nothing", call).isEqualTo(before);
+    }
+
+    /** @return each key's DUMP as hex (absent: no entry), the TTL aside */
+    private Map<String, String> dumps(List<String> keys) {
+        Map<String, String> dumps = new TreeMap<>();
+        for (String key : keys) {
+            byte[] dump = redis.dump(key);
+            if (dump != null) {
+                dumps.put(key, java.util.HexFormat.of().formatHex(dump));
+            }
+        }
+        return dumps;
+    }
+
     /** One waiter of the model. */
     private record Waiter(String id, String key, int count, long arrival) {
     }
