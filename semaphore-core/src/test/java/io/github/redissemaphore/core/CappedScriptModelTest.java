@@ -125,6 +125,33 @@ class CappedScriptModelTest {
         assertThat(calls).isGreaterThan(80);
     }
 
+    @Test
+    void runtimeLimitsOfKeysAndOfTheCapOutliveAnIdleCap() {
+        String name = "capped-idle-" + (++semaphores);
+        SemaphoreKeys k0 = SemaphoreKeys.capped(prefix, name, "k0", T);
+        SemaphoreKeys cap = SemaphoreKeys.capped(prefix, name, null, T);
+        scripts.overrideLimit(k0, N, 1);
+        scripts.overrideLimit(cap, N, 4);
+        String state = cap.all().get(1);
+        assertThat(redis.getExpire(state)).as("a runtime limit keeps the state key (I6)").isEqualTo(-1);
+        // Idle past the keys' expiry: the next call starts the cap anew, keeping both runtime limits.
+        long expires = Long.parseLong((String) redis.opsForHash().get(state, " expires"));
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> expires < redis.execute(
+                (org.springframework.data.redis.core.RedisCallback<Long>) c -> c.serverCommands().time()));
+        assertThat(scripts.acquire(k0, N, "two", 2, LEASE, false, true, HEARTBEAT, inbox, OWNER).status())
+                .as("k0 still limited to 1").isEqualTo(Acquired.Status.REFUSED);
+        assertThat(scripts.acquire(k0, N, "one", 1, LEASE, false, true, HEARTBEAT, inbox, OWNER).status())
+                .isEqualTo(Acquired.Status.GRANTED);
+        StateScript.Read read = scripts.state(cap, N, 10);
+        assertThat(read.usage().total()).isNotNull();
+        assertThat(read.usage().total().limit()).as("the cap still 4").isEqualTo(4);
+        scripts.release(k0, N, "one");
+        scripts.overrideLimit(k0, N, 0);
+        scripts.overrideLimit(cap, N, 0);
+        assertThat(redis.getExpire(state)).as("cleared: the TTL is back").isPositive();
+        assertThat(redis.<String, String>opsForHash().keys(state)).noneMatch(field -> field.startsWith(" k:"));
+    }
+
     private void expectRefused(String script, List<String> keys, String[] args, Map<String, String> before) {
         String call = script + " " + java.util.Arrays.toString(args);
         Throwable error = org.assertj.core.api.Assertions.catchThrowable(() -> redis.execute(
