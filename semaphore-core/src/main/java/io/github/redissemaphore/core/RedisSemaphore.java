@@ -102,7 +102,8 @@ public interface RedisSemaphore {
      * {@link #clearLimitOverride()}. Lowering it takes no permit from its holder: nobody is granted
      * until the permits held fit the new limit, in queue order (a waiter asking for more than the
      * new limit is rejected). Raising it serves the queue at once. It lasts in Redis until cleared,
-     * even while the semaphore is idle (not across a loss of Redis' data).
+     * even while the semaphore is idle (not across a loss of Redis' data). On a key of a capped
+     * semaphore it is that key's limit; the cap's is {@link SemaphoreCap#overrideLimit(int)}.
      *
      * @param limit the permits every JVM grants up to, 1..1,000,000
      * @throws IllegalArgumentException when {@code limit} is outside 1..1,000,000

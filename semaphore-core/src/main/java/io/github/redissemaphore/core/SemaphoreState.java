@@ -60,8 +60,8 @@ public record SemaphoreState(String name, int limit, int used, int available,
      * @param fencingToken   its fencing token
      * @param owner          host/pid/thread of the JVM that holds it
      * @param leaseRemaining time until the lease ends unless renewed
-     * @param key            in the state of a cap ({@link SemaphoreCap#state()}), the key the lease
-     *                       holds permits of; else null
+     * @param key            of a capped semaphore (its {@link SemaphoreCap#state()} or a key's
+     *                       state), the key the lease holds permits of; else null
      */
     public record Holder(String permitId, int count, long fencingToken, String owner, Duration leaseRemaining,
                          @Nullable String key) {
@@ -78,7 +78,7 @@ public record SemaphoreState(String name, int limit, int used, int available,
      * @param waiterId id the permit will have once granted
      * @param count    permits it waits for
      * @param owner    host/pid/thread of the JVM that waits
-     * @param key      in the state of a cap ({@link SemaphoreCap#state()}), the key it waits on; else null
+     * @param key      of a capped semaphore, the key it waits on; else null
      */
     public record Waiter(String waiterId, int count, String owner, @Nullable String key) {
 

@@ -12,7 +12,7 @@ do
   if HEADS then
     -- The counters of the keys this call changed (K1..K3): a key that holds nothing, has no waiter
     -- and no runtime limit leaves no field behind.
-    local gone = {}
+    local gone = DROPS
     for _, k in ipairs(KLIST) do
       local ks = KS[k]
       if ks.dirty then

@@ -29,16 +29,23 @@
 --      an entry that does not fit the cap (no overtaking at the cap); a key that is full blocks
 --      no other key, as it is not in ready.
 local KS, KLIST = nil, nil
+-- Records this call removes, deleted with the fields of keys gone idle in one HDEL (_finish.lua).
+local DROPS = nil
 local keyState, touch, refreshKey, serveKeys = nil, nil, nil, nil
 -- Whether this call wrote to ready (a zset that empties is deleted, so one written anew needs its TTL).
 local READY_WRITTEN = false
 if HEADS then
-  KS, KLIST = {}, {}
+  KS, KLIST, DROPS = {}, {}, {}
   -- The counters of key k, read once per call (the call's own key came with the state read).
   keyState = function(k)
     local ks = KS[k]
     if not ks then
-      local text = k == KEY and S[8] or redis.call('HGET', STATE, ' k:' .. k)
+      local text
+      if k == KEY then
+        text = S[8]
+      else
+        text = redis.call('HGET', STATE, ' k:' .. k)
+      end
       local used, waiters, ready, override = string.match(text or '', '^(%d+) (%d+) (%S+) (%d+)$')
       ks = { used = (used or 0) + 0, waiters = (waiters or 0) + 0, ready = ready ~= '-' and ready or false,
              override = (override or 0) + 0, text = text or false, dirty = false, head = nil }
@@ -110,8 +117,9 @@ if HEADS then
         refreshKey(KLIST[i])
       end
     end
+    -- (No waiter, no key in ready: nothing to read.)
     local batch = GRANT_BATCH
-    while batch > 0 and USED < LIMIT do
+    while batch > 0 and USED < LIMIT and WAITERS > 0 do
       batch = batch - 1
       local top = redis.call('ZRANGE', READY, 0, 0)[1]
       if not top then

@@ -92,8 +92,8 @@ if token and token ~= '0' then
   -- lease is confirmed in full.
   setDeadline(ID, string.match(REC, '^%d+ (%d+) '))
   OWN1, OWN2 = 1, token + 0
-elseif not ticket and fits and (not fair or (ks and ks.waiters == 0 and redis.call('ZCARD', READY) == 0)
-    or (not ks and WAITERS == 0)) then
+elseif not ticket and fits and (not fair or WAITERS == 0
+    or (ks and ks.waiters == 0 and redis.call('ZCARD', READY) == 0)) then
   setDeadline(ID, lease)
   NSETS = NSETS + 2
   SETS[NSETS - 1] = ID
@@ -146,8 +146,8 @@ else
   WAITERS = WAITERS + 1
   OWN1, OWN2 = 2, SEQ
 end
--- (A capped semaphore serves again: the call's own key changed.)
-if regrant or HEADS then
+-- (A capped semaphore serves again once the caller joined the queue: it may be the one to serve.)
+if regrant or (HEADS and OWN1 == 2) then
 --@include _grant.lua
 end
 --@include _finish.lua

@@ -71,7 +71,11 @@ if token and token ~= '0' then
     end
     if keep == 0 then
       redis.call('ZREM', DEADLINES, ID)
-      redis.call('HDEL', STATE, ID)
+      if HEADS then
+        DROPS[#DROPS + 1] = ID
+      else
+        redis.call('HDEL', STATE, ID)
+      end
       USED = USED - count
       if USED < 0 then
         USED = 0

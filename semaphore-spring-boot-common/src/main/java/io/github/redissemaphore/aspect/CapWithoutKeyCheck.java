@@ -10,8 +10,6 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
-import org.springframework.aop.framework.AopProxyUtils;
-import org.springframework.aop.scope.ScopedObject;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -42,12 +40,8 @@ public final class CapWithoutKeyCheck implements BeanPostProcessor {
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
-        // a scoped proxy stands for its target, a bean of its own that is checked as such
-        if (bean instanceof ScopedObject) {
-            return bean;
-        }
-        Class<?> targetClass = AopProxyUtils.ultimateTargetClass(bean);
-        if (!UnguardableMethods.isCandidate(targetClass)) {
+        Class<?> targetClass = UnguardableMethods.toCheck(bean);
+        if (targetClass == null) {
             return bean;
         }
         List<Unkeyed> unkeyed = new ArrayList<>();

@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.function.Predicate;
 
 import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.aop.scope.ScopedObject;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.KotlinDetector;
@@ -59,6 +61,19 @@ final class UnguardableMethods {
     /** @return whether {@code type} may carry the annotation at all: a cheap test before looking at each method */
     static boolean isCandidate(Class<?> type) {
         return AnnotationUtils.isCandidateClass(type, DistributedSemaphore.class);
+    }
+
+    /**
+     * @return the class behind {@code bean} whose annotated methods a start-up check looks at, or
+     *         null when there is none to look at: a scoped proxy stands for its target, a bean of
+     *         its own that is checked as such, and a class that cannot carry the annotation is skipped
+     */
+    static @Nullable Class<?> toCheck(Object bean) {
+        if (bean instanceof ScopedObject) {
+            return null;
+        }
+        Class<?> targetClass = AopProxyUtils.ultimateTargetClass(bean);
+        return isCandidate(targetClass) ? targetClass : null;
     }
 
     /**

@@ -11,8 +11,6 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.aspectj.AspectJAopUtils;
 import org.springframework.aop.aspectj.AspectJPrecedenceInformation;
-import org.springframework.aop.framework.AopProxyUtils;
-import org.springframework.aop.scope.ScopedObject;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
@@ -48,12 +46,8 @@ public final class UnguardableMethodsCheck implements BeanPostProcessor, BeanFac
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
-        // a scoped proxy stands for its target, a bean of its own that is checked as such
-        if (bean instanceof ScopedObject) {
-            return bean;
-        }
-        Class<?> targetClass = AopProxyUtils.ultimateTargetClass(bean);
-        if (!UnguardableMethods.isCandidate(targetClass)) {
+        Class<?> targetClass = UnguardableMethods.toCheck(bean);
+        if (targetClass == null) {
             return bean;
         }
         List<Unguardable> unguardable = UnguardableMethods.of(bean, targetClass, this::isAspect);
