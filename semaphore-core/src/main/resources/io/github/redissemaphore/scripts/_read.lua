@@ -21,9 +21,14 @@ local clock = redis.call('TIME')
 local NOW_US = clock[1] * 1000000 + clock[2]
 local NOW_MS = (NOW_US - NOW_US % 1000) / 1000
 
-local S
+-- For the usual case of acquire and release (their short paths): CAP_TEXT, the text ' limits'
+-- holds when nothing is special (the caller's limit; a capped semaphore's cap), and KEY_USED, the
+-- permits the call's key holds when it is usual too (0 without keys; a capped semaphore's key with
+-- no waiter and no runtime limit, called as the previous call was configured: its used as text;
+-- else false), with EACH_TEXT, the caller's limit per key.
+local S, CAP_TEXT, KEY_USED, EACH_TEXT = nil, ARGV[1], 0, nil
 if HEADS then
-  KEY = string.match(ARGV[1] or '', '^%d+ %d+ ?(%S*)$')
+  CAP_TEXT, EACH_TEXT, KEY = string.match(ARGV[1] or '', '^(%d+) (%d+) ?(%S*)$')
   if not KEY or #KEY > 200 then
     error('semaphore script: ARGV[1] must be "<total limit> <key limit> <key>", the key of 0..200 characters'
         .. ' without whitespace, but was ' .. tostring(ARGV[1]), 0)
@@ -37,6 +42,7 @@ if HEADS then
   -- with (see _keys.lua).
   S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID,
       KEY and ' k:' .. KEY or ' ', ' each')
+  KEY_USED = KEY and S[9] == EACH_TEXT and string.match(S[8] or '0 0 - 0', '^(%d+) 0 %- 0$')
 else
   S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
 end

@@ -38,22 +38,31 @@ local modeOk = mode == '3' or mode == '2' or mode == '1' or mode == '0'
 -- limit, nothing to purge, and a deadline that neither ' next' nor the keys' expiry must move for.
 -- It writes what the general path would write in this case, and its reply says the same in a
 -- text that costs Redis no number printed and no table (see Reply.java): "<used before> <count>
--- <' next'> <server time s> <its µs> 1 <token>". Anything else goes on to the general path.
-if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] == ARGV[1] and not S[7]
-    and S[1] and S[3] and S[5] then
+-- <' next'> <server time s> <its µs> 1 <token>". Anything else goes on to the general path. A
+-- capped semaphore's key takes it too when it is usual (KEY_USED, _read.lua) and fits its own
+-- limit as well, and its reply starts with "c <cap's used before> <cap> <key limit>", the used
+-- before being the key's.
+if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED
+    and not S[7] and S[1] and S[3] and S[5] then
   local deadline = NOW_MS + lease
   local next = S[5] + 0
-  if S[1] + count <= ARGV[1] + 0 and next > NOW_MS and next <= deadline
-      and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0 then
+  if S[1] + count <= CAP_TEXT + 0 and next > NOW_MS and next <= deadline
+      and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0 and (not HEADS or KEY_USED + count <= EACH_TEXT + 0) then
     local seq = S[2] + 1
     if seq < NOW_US then
       seq = NOW_US
     end
     local token = string.format('%d', seq)
     redis.call('ZADD', DEADLINES, string.format('%d', deadline), ID)
+    local tail = ' ' .. given .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 ' .. token
+    if HEADS then
+      redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used',
+          string.format('%d', S[1] + count), ' seq', token, ' k:' .. KEY, string.format('%d 0 - 0', KEY_USED + count))
+      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. tail
+    end
     redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used',
         string.format('%d', S[1] + count), ' seq', token)
-    return S[1] .. ' ' .. given .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 ' .. token
+    return S[1] .. tail
   end
 end
 --@include _args.lua

@@ -28,9 +28,10 @@ local count, token, owns = string.match(S[7] or '', '^(%d+) %d+ %d+ (%d+) (%S+)'
 -- purge, and the keys' expiry need not move. It writes what the general path would write in this
 -- case, and its reply says the same in a text that costs Redis no number printed and no table
 -- (see Reply.java): "<used before> -<count> <' next'> <server time s> <its µs> 1 0". Anything
--- else goes on to the general path.
-if S[2] and S[4] == '0' and S[6] == ARGV[1] and S[7] and ARGV[3] == '0' and ARGV[4] and not ARGV[5]
-    and S[1] and S[3] and S[5] then
+-- else goes on to the general path. A capped semaphore's key takes it too when it is usual
+-- (KEY_USED, _read.lua), its reply starting as acquire.lua's does.
+if S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED and S[7] and ARGV[3] == '0' and ARGV[4]
+    and not ARGV[5] and S[1] and S[3] and S[5] then
   local next = S[5] + 0
   if token and token ~= '0' and owns == ARGV[4] and next > NOW_MS and NOW_MS + KEY_MIN_MARGIN_MS <= S[3] + 0 then
     local used = S[1] - count
@@ -38,9 +39,22 @@ if S[2] and S[4] == '0' and S[6] == ARGV[1] and S[7] and ARGV[3] == '0' and ARGV
       used = 0
     end
     redis.call('ZREM', DEADLINES, ID)
+    local tail = ' -' .. count .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 0'
+    if HEADS then
+      -- (The key's field goes with its last permit: an idle key leaves nothing behind.)
+      local left = KEY_USED - count
+      if left > 0 then
+        redis.call('HDEL', STATE, ID)
+        redis.call('HSET', STATE, ' used', string.format('%d', used), ' k:' .. KEY, string.format('%d 0 - 0', left))
+      else
+        redis.call('HDEL', STATE, ID, ' k:' .. KEY)
+        redis.call('HSET', STATE, ' used', string.format('%d', used))
+      end
+      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. tail
+    end
     redis.call('HDEL', STATE, ID)
     redis.call('HSET', STATE, ' used', string.format('%d', used))
-    return S[1] .. ' -' .. count .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 0'
+    return S[1] .. tail
   end
 end
 --@include _args.lua

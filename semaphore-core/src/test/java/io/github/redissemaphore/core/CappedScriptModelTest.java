@@ -306,6 +306,7 @@ class CappedScriptModelTest {
             }
             String what = "acquire " + id + " on " + key + " x" + count + (wait ? " wait" : "") + (fair ? " fair" : "");
             assertThat(reply.status()).as(what).isEqualTo(expected);
+            checkFigures(what, reply.usage(), key);
             return what + " -> " + expected;
         }
 
@@ -316,13 +317,14 @@ class CappedScriptModelTest {
             String id = pick(new ArrayList<>(held.keySet()));
             int count = held.get(id);
             int keep = count > 1 && random.nextBoolean() ? 1 : 0;
-            scripts.release(keys(keyOf.get(id)), N, id, keep, inbox);
+            Usage figures = scripts.release(keys(keyOf.get(id)), N, id, keep, inbox).usage();
             if (keep == 0) {
                 held.remove(id);
             } else {
                 held.put(id, keep);
             }
             serve();
+            checkFigures("release " + id, figures, keyOf.get(id));
             return "release " + id + " of " + keyOf.get(id) + " keeping " + keep;
         }
 
@@ -391,6 +393,21 @@ class CappedScriptModelTest {
                     .containsExactlyElementsOf(queues.get(key).stream().map(Waiter::id).toList());
             assertThat(read.state().total()).isNotNull();
             return "state of " + key;
+        }
+
+        /**
+         * The figures a reply carries, whichever path made it (the short path's text or the general
+         * path's table): the key's and the cap's, as the model has them after the call.
+         */
+        private void checkFigures(String call, Usage usage, String key) {
+            assertThat(usage.used()).as(call + ": the key's used in the reply").isEqualTo(used(key));
+            assertThat(usage.waiters()).as(call + ": the key's waiters in the reply").isEqualTo(queues.get(key).size());
+            assertThat(usage.limit()).as(call + ": the key's limit in the reply").isEqualTo(keyLimit(key));
+            assertThat(usage.total()).as(call + ": the cap's figures").isNotNull();
+            assertThat(usage.total().used()).as(call + ": the cap's used in the reply").isEqualTo(used());
+            assertThat(usage.total().limit()).as(call + ": the cap in the reply").isEqualTo(capLimit());
+            assertThat(usage.total().waiters()).as(call + ": the cap's waiters in the reply")
+                    .isEqualTo(queues.values().stream().mapToInt(Deque::size).sum());
         }
 
         /** The README's rules: the cap to the waiting key holding the fewest, while it fits. */

@@ -29,14 +29,26 @@ public final class Reply {
         this.values = values.size() == 1 && values.get(0) instanceof byte[] text ? usualCase(text(text)) : values;
     }
 
-    /** @return the table the general path replies for what a fast path's text says */
+    /**
+     * @return the table the general path replies for what a fast path's text says; a capped
+     *         semaphore's text starts with {@code "c <cap's used before> <cap> <key limit>"}, and
+     *         its limits entry is then the text the general path writes of the cap (see
+     *         {@link #cappedUsage})
+     */
     private static List<Object> usualCase(String text) {
         String[] parts = text.split(" ");
-        long used = Math.max(0, Long.parseLong(parts[0]) + Long.parseLong(parts[1]));
-        long nextMillis = Long.parseLong(parts[2]);
-        long serverMicros = Long.parseLong(parts[3]) * 1_000_000 + Long.parseLong(parts[4]);
-        List<Object> values = new ArrayList<>(List.of(used, 0L, serverMicros, nextMillis - serverMicros / 1000, 0L));
-        for (int i = 5; i < parts.length; i++) {
+        int at = parts[0].equals("c") ? 4 : 0;
+        long delta = Long.parseLong(parts[at + 1]);
+        long used = Math.max(0, Long.parseLong(parts[at]) + delta);
+        long nextMillis = Long.parseLong(parts[at + 2]);
+        long serverMicros = Long.parseLong(parts[at + 3]) * 1_000_000 + Long.parseLong(parts[at + 4]);
+        Object limits = 0L;
+        if (at > 0) {
+            long capUsed = Math.max(0, Long.parseLong(parts[1]) + delta);
+            limits = (parts[2] + " 0 " + capUsed + " 0 0 " + parts[2] + " " + parts[3]).getBytes(StandardCharsets.UTF_8);
+        }
+        List<Object> values = new ArrayList<>(List.of(used, 0L, serverMicros, nextMillis - serverMicros / 1000, limits));
+        for (int i = at + 5; i < parts.length; i++) {
             values.add(Long.parseLong(parts[i]));
         }
         return values;
