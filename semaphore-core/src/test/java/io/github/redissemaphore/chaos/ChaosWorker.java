@@ -97,7 +97,8 @@ public final class ChaosWorker {
                 .waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2)).build();
         // A capped semaphore is taken per key, as a service takes it per tenant: looked up for each
         // call (the registry forgets keys nobody here uses, and hands them out anew).
-        Semaphores semaphores = keys.isEmpty() ? random -> new Keyed(null, registry.semaphore(name, settings))
+        Keyed one = keys.isEmpty() ? new Keyed(null, registry.semaphore(name, settings)) : null;
+        Semaphores semaphores = one != null ? random -> one
                 : random -> {
                     String key = keys.get(random.nextInt(keys.size()));
                     return new Keyed(key, registry.semaphore(name, key, settings));
