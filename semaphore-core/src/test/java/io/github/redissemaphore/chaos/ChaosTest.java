@@ -2,7 +2,6 @@ package io.github.redissemaphore.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.ScriptSnapshot;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
@@ -25,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +40,11 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 /**
  * Chaos: several real JVMs ({@link ChaosWorker} child processes) share one semaphore while faults hit
  * them and its Redis, and an independent witness (a second Redis, never faulted) counts who is inside.
+ * Two shapes, the same run and checks: {@link #chaos one semaphore}, and {@link
+ * #aCappedFleetNeverExceedsEitherLevel a capped one} whose keys ({@code chaos:k0}, {@code chaos:k1},
+ * ...) each hold at most their permits and all together at most total-permits; its callers pick a
+ * key at random for each call, and the witness counts inside per key and in all, so "permits"
+ * below means both limits.
  *
  * <p>Faults, drawn from a printed seed, one at a time (each of the five at least once): SIGKILL of
  * a worker JVM (holders and waiters at once, at a random moment; a replacement starts), a restart
@@ -68,18 +73,22 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  *     holds a claim of one more heartbeat, counted from the grant.</li>
  * <li><b>No caller blocked past wait + command timeout + 200 ms</b>: every tryAcquire is timed.</li>
  * <li><b>The data model</b>: every snapshot satisfies I1, I2, I4 and used &lt;= permits
- *     ({@code ScriptSnapshot#violations}); fencing tokens are never handed out twice.</li>
+ *     ({@code ScriptSnapshot#violations}); capped, also K1..K4 of the two levels and each key's used
+ *     &lt;= its permits; fencing tokens are never handed out twice.</li>
  * <li><b>The end</b>: live workers stop calling and keep what they hold; after lease + 1 s no
  *     entry of a dead JVM is left, there is no waiter, the holders are exactly the permits the
- *     live workers say they hold and {@code used} is the sum of their counts; after they release
- *     and exit, nothing is held and the witness counts nobody inside.</li>
+ *     live workers say they hold and {@code used} is the sum of their counts (capped: each key's
+ *     too); after they release and exit, nothing is held and the witness counts nobody inside
+ *     (capped: no key's field is left in the state, heads and ready are empty).</li>
  * </ol>
  *
- * <p>Short run (in {@code ./mvnw -B verify}): 35 s, 3 worker JVMs of 4 threads, 3 permits, 2 s
- * lease. A long run, and a replay:
+ * <p>Short runs (in {@code ./mvnw -B verify}): 35 s each, 3 worker JVMs of 4 threads, 2 s lease;
+ * 3 permits, or capped 4 keys of 2 permits with a total of 5. A long run, and a replay (of one
+ * test: add {@code #chaos} or {@code #aCappedFleetNeverExceedsEitherLevel} to the class):
  * {@code ./mvnw -B -pl semaphore-core test -Dtest=ChaosTest -Dchaos.seconds=600 -Dchaos.seed=42
  * -Dsurefire.failIfNoSpecifiedTests=false}; other knobs: chaos.workers, chaos.threads,
- * chaos.permits, chaos.leaseMs, chaos.longHoldPercent.
+ * chaos.permits, chaos.leaseMs, chaos.longHoldPercent; of the capped shape chaos.capped.keys,
+ * chaos.capped.permits (each key's), chaos.capped.totalPermits.
  */
 @Tag("slow")
 @RedisTest
@@ -97,6 +106,45 @@ class ChaosTest {
     private static final long RETURN_SLACK_MS = 500;
     private static final long TOLD_SLACK_MS = 1000;
     private static final String NAME = "chaos";
+    private static final Shape ONE = new Shape(PERMITS, 0, 0);
+    private static final Shape CAPPED = new Shape(Integer.getInteger("chaos.capped.permits", 2),
+            Integer.getInteger("chaos.capped.totalPermits", 5), Integer.getInteger("chaos.capped.keys", 4));
+
+    /**
+     * What the fleet shares: one semaphore of {@code permits}, or a capped one of {@code keys} keys
+     * ({@code k0}, {@code k1}, ...) of {@code permits} each and {@code totalPermits} in all.
+     */
+    private record Shape(int permits, int totalPermits, int keys) {
+
+        boolean capped() {
+            return totalPermits > 0;
+        }
+
+        /** @return the permits all callers together may hold */
+        int total() {
+            return capped() ? totalPermits : permits;
+        }
+
+        SemaphoreKeys redisKeys() {
+            return capped() ? SemaphoreKeys.capped("semaphore", NAME, null, totalPermits)
+                    : SemaphoreKeys.of("semaphore", NAME);
+        }
+
+        SemaphoreSettings settings() {
+            return SemaphoreSettings.DEFAULTS.withPermits(permits).withLeaseTime(Duration.ofMillis(LEASE_MS))
+                    .withTotalPermits(totalPermits);
+        }
+
+        List<String> violations(ScriptSnapshot snapshot) {
+            return snapshot.violations(total(), permits);
+        }
+
+        @Override
+        public String toString() {
+            return capped() ? keys + " keys of " + permits + " permits, total-permits " + totalPermits
+                    : permits + " permits";
+        }
+    }
 
     private final Map<Integer, Worker> live = new ConcurrentHashMap<>();
     private final List<Worker> dead = new CopyOnWriteArrayList<>();
@@ -105,7 +153,9 @@ class ChaosTest {
     private final List<String> snapshotProblems = new CopyOnWriteArrayList<>();
     private final AtomicLong snapshots = new AtomicLong();
     private final AtomicLong maxUsed = new AtomicLong();
+    private final AtomicLong maxKeyUsed = new AtomicLong();
 
+    private Shape shape;
     private Path dir;
     private RedisServer semaphoreServer;
     private Witness witness;
@@ -131,16 +181,31 @@ class ChaosTest {
     @Test
     @Timeout(value = 900 + 2 * 3600, unit = TimeUnit.SECONDS)
     void chaos(@Dedicated RedisServer server, @Dedicated RedisServer witnessServer) throws Exception {
+        run(ONE, server, witnessServer);
+    }
+
+    /** The issue's fleet: never more than permits in one key, nor total-permits in all, under kills and restarts. */
+    @Test
+    @Timeout(value = 900 + 2 * 3600, unit = TimeUnit.SECONDS)
+    void aCappedFleetNeverExceedsEitherLevel(@Dedicated RedisServer server, @Dedicated RedisServer witnessServer)
+            throws Exception {
+        run(CAPPED, server, witnessServer);
+    }
+
+    private void run(Shape shape, RedisServer server, RedisServer witnessServer) throws Exception {
+        this.shape = shape;
         long seed = Long.getLong("chaos.seed", System.nanoTime());
-        System.out.printf("ChaosTest seed=%d seconds=%d workers=%d threads=%d permits=%d lease=%d ms "
-                + "(replay: -Dchaos.seed=%d)%n", seed, SECONDS, WORKERS, THREADS, PERMITS, LEASE_MS, seed);
+        System.out.printf("ChaosTest seed=%d seconds=%d workers=%d threads=%d %s lease=%d ms "
+                + "(replay: -Dchaos.seed=%d)%n", seed, SECONDS, WORKERS, THREADS,
+                shape.capped() ? shape : "permits=" + PERMITS, LEASE_MS, seed);
         Random random = new Random(seed);
         semaphoreServer = server;
         witnessPortValue = witnessServer.port();
         dir = Files.createTempDirectory("chaos-");
-        witness = new Witness(new StringRedisTemplate(witnessServer.connectionFactory()), PERMITS);
+        witness = new Witness(new StringRedisTemplate(witnessServer.connectionFactory()), shape.total(),
+                shape.permits());
         LettuceConnectionFactory direct = server.connectionFactory(Duration.ofSeconds(5));
-        SemaphoreKeys keys = SemaphoreKeys.of("semaphore", NAME);
+        SemaphoreKeys keys = shape.redisKeys();
         proxy = TcpProxy.to(server);
         AtomicBoolean monitoring = new AtomicBoolean(true);
         Thread monitor = new Thread(() -> monitor(direct, keys, monitoring), "chaos-monitor");
@@ -172,8 +237,9 @@ class ChaosTest {
                 "-Xmx64m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1",
                 "-cp", System.getProperty("java.class.path"), ChaosWorker.class.getName(),
                 dir.toString(), wid, "127.0.0.1", String.valueOf(port), String.valueOf(witnessPort()),
-                String.valueOf(PERMITS), String.valueOf(LEASE_MS), String.valueOf(THREADS), String.valueOf(seed),
-                String.valueOf(COMMAND_TIMEOUT_MS), NAME, String.valueOf(LONG_HOLD_PERCENT))
+                String.valueOf(shape.permits()), String.valueOf(LEASE_MS), String.valueOf(THREADS),
+                String.valueOf(seed), String.valueOf(COMMAND_TIMEOUT_MS), NAME, String.valueOf(LONG_HOLD_PERCENT),
+                String.valueOf(shape.totalPermits()), String.valueOf(shape.keys()))
                 .redirectErrorStream(true).redirectOutput(dir.resolve("out-" + wid + ".log").toFile()).start();
         live.put(slot, new Worker(slot, wid, process));
     }
@@ -261,7 +327,9 @@ class ChaosTest {
                 ScriptSnapshot snapshot = ScriptSnapshot.take(direct, keys);
                 snapshots.incrementAndGet();
                 maxUsed.accumulateAndGet(snapshot.used(), Math::max);
-                List<String> violations = snapshot.violations(PERMITS);
+                snapshot.keyCounters().values()
+                        .forEach(key -> maxKeyUsed.accumulateAndGet(key.used(), Math::max));
+                List<String> violations = shape.violations(snapshot);
                 if (!violations.isEmpty() && snapshotProblems.size() < 20) {
                     snapshotProblems.add(violations + " in " + snapshot);
                 }
@@ -304,17 +372,20 @@ class ChaosTest {
             }
             for (String line : Files.readAllLines(file)) {
                 if (!line.isBlank()) {
+                    // "id count", or capped "id count key": the member in Redis is then "key id".
                     String[] parts = line.split(" ");
-                    heldAtEnd.put(parts[0], Integer.parseInt(parts[1]));
+                    heldAtEnd.put(parts.length > 2 ? parts[2] + " " + parts[0] : parts[0], Integer.parseInt(parts[1]));
                 }
             }
         }
         // Every entry of a dead JVM has reached its deadline; the live holders renew theirs.
         Thread.sleep(Math.max(LEASE_MS, HEARTBEAT_MS) + 1000);
-        try (SemaphoreRegistry registry = SemaphoreRegistry.builder(direct).build()) {
-            RedisSemaphore semaphore = registry.semaphore(NAME, SemaphoreSettings.DEFAULTS.withPermits(PERMITS)
-                    .withLeaseTime(Duration.ofMillis(LEASE_MS)));
-            semaphore.state(); // a script call: purges what expired
+        try (SemaphoreRegistry registry = SemaphoreRegistry.builder(direct)
+                .configure(NAME, shape.settings()).build()) {
+            // A script call that purges what expired: of a capped semaphore, about all its keys.
+            Runnable purge = shape.capped() ? () -> registry.cap(NAME).state()
+                    : registry.semaphore(NAME, shape.settings())::state;
+            purge.run();
             quiesced = ScriptSnapshot.take(direct, keys);
             Files.createFile(dir.resolve("stop"));
             for (Worker worker : live.values()) {
@@ -322,10 +393,13 @@ class ChaosTest {
                     worker.process.destroyForcibly();
                 }
             }
-            semaphore.state();
+            purge.run();
             emptied = ScriptSnapshot.take(direct, keys);
         }
         witnessInsideAtEnd = witness.inside();
+        for (int k = 0; k < shape.keys(); k++) {
+            witnessInsideAtEnd += Math.abs(witness.inside("k" + k));
+        }
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -353,6 +427,7 @@ class ChaosTest {
         List<String> overruns = new ArrayList<>();
         Set<Long> tokens = new HashSet<>();
         long duplicateTokens = 0;
+        Map<String, Integer> grantsPerKey = new TreeMap<>();
         try (var files = Files.list(dir)) {
             for (Path file : files.filter(f -> f.getFileName().toString().startsWith("events-")).toList()) {
                 String wid = file.getFileName().toString().substring("events-".length()).replace(".log", "");
@@ -384,6 +459,9 @@ class ChaosTest {
                                         if (!tokens.add(grant.token)) {
                                             duplicateTokens++;
                                         }
+                                        if (p.length > 9) {
+                                            grantsPerKey.merge(p[9], 1, Integer::sum);
+                                        }
                                     }
                                     case "R" -> rejected++;
                                     case "U" -> unavailable++;
@@ -405,16 +483,20 @@ class ChaosTest {
         long granted = grants.values().stream().filter(g -> g.wid != null).count();
         long lost = grants.values().stream().filter(g -> g.lostMs >= 0).count();
 
-        // 1. The witness: never more inside than permits, outside the data-loss windows.
+        // 1. The witness: never more inside than permits (capped: in a key, or in all), outside the data-loss windows.
         long overInWindows = 0;
-        for (String[] over : witness.over()) {
-            long at = Long.parseLong(over[0]);
+        for (Witness.Over over : witness.over()) {
+            long at = over.atMs();
             boolean excused = restarts.stream().anyMatch(r -> at >= r[0] && at <= r[0] + LEASE_MS + TOLD_SLACK_MS);
             if (excused) {
                 overInWindows++;
+            } else if (over.key() == null) {
+                failures.add("the witness saw " + over.inside() + " inside (permits " + shape.permits() + ") at " + at
+                        + " (" + over.wid() + ") outside any data-loss window " + windows());
             } else {
-                failures.add("the witness saw " + over[2] + " inside (permits " + PERMITS + ") at " + at + " ("
-                        + over[1] + ") outside any data-loss window " + windows());
+                failures.add("the witness saw " + over.keyInside() + " inside key " + over.key() + " (permits "
+                        + shape.permits() + ") and " + over.inside() + " in all (total " + shape.total() + ") at "
+                        + at + " (" + over.wid() + ") outside any data-loss window " + windows());
             }
         }
 
@@ -480,16 +562,17 @@ class ChaosTest {
             failures.add(duplicateTokens + " fencing tokens were handed out twice");
         }
 
-        // 6. The end.
+        // 6. The end (capped: each key's used is the sum of its holders', K1, and an idle key leaves nothing).
         int heldSum = heldAtEnd.values().stream().mapToInt(Integer::intValue).sum();
         if (!quiesced.holders().keySet().equals(heldAtEnd.keySet()) || quiesced.used() != heldSum
                 || quiesced.heldCount() != heldSum || !quiesced.queueDeadline().isEmpty()
-                || !quiesced.violations(PERMITS).isEmpty()) {
+                || !shape.violations(quiesced).isEmpty()) {
             failures.add("at the end, the live workers hold " + heldAtEnd + " (sum " + heldSum + ") but Redis has "
-                    + quiesced + " " + quiesced.violations(PERMITS));
+                    + quiesced + " " + shape.violations(quiesced));
         }
         if (!emptied.holders().isEmpty() || emptied.used() != 0 || !emptied.queueDeadline().isEmpty()
-                || !emptied.info().isEmpty() || !emptied.violations(PERMITS).isEmpty()) {
+                || !emptied.info().isEmpty() || !shape.violations(emptied).isEmpty()
+                || !emptied.keyCounters().isEmpty() || !emptied.heads().isEmpty() || !emptied.ready().isEmpty()) {
             failures.add("after every worker released and exited, Redis still has " + emptied);
         }
         if (witnessInsideAtEnd != 0) {
@@ -497,20 +580,23 @@ class ChaosTest {
         }
 
         System.out.printf("""
-                ChaosTest figures: %d s, %d worker JVMs (%d started, %d killed), %d threads each, %d permits, lease %d ms
+                ChaosTest figures: %d s, %d worker JVMs (%d started, %d killed), %d threads each, %s, lease %d ms
                   calls %d: granted %d (witness enters %d, refused as too late %d), rejected %d, unavailable %d, \
                 other errors %d; \
                 lost notices %d
                   faults %s; restarts %s
-                  max inside (witness) %d vs %d permits; enters above the permits in data-loss windows %d
-                  max used seen in %d snapshots: %d
+                  max inside (witness) %d vs %d permits%s; enters above the permits in data-loss windows %d
+                  max used seen in %d snapshots: %d%s
                   worst call overrun past wait + command timeout: %d ms (%s)
                   worst dead-permit return after SIGKILL: %d ms (bound %d ms)
                   permits held across a restart %d; worst onLost after a data loss: %d ms after the stop (bound %d ms)
                   held at the end: %d permits, used %d
-                """, SECONDS, WORKERS, generation, dead.size(), THREADS, PERMITS, LEASE_MS, calls, granted,
-                witness.enters(), witness.late(), rejected, unavailable, errors, lost, faults, windows(), witness.max(), PERMITS,
-                overInWindows, snapshots.get(), maxUsed.get(), worstOverrunMs, worstOverrunCall, worstReturnMs,
+                """, SECONDS, WORKERS, generation, dead.size(), THREADS, shape, LEASE_MS, calls, granted,
+                witness.enters(), witness.late(), rejected, unavailable, errors, lost, faults, windows(), witness.max(),
+                shape.total(), shape.capped() ? " in all; in one key " + witness.maxKey() + " vs " + shape.permits()
+                        + " (grants per key " + grantsPerKey + ")" : "",
+                overInWindows, snapshots.get(), maxUsed.get(),
+                shape.capped() ? " in all, " + maxKeyUsed.get() + " in one key" : "", worstOverrunMs, worstOverrunCall, worstReturnMs,
                 deadPartyBoundMs(), heldAcrossRestarts, worstTellMs, LEASE_MS + TOLD_SLACK_MS, heldSum,
                 quiesced.used());
         assertThat(granted).as("grants").isPositive();

@@ -31,15 +31,18 @@ import io.lettuce.core.SocketOptions;
 /**
  * One chaos JVM, started by {@link ChaosTest} as a child process and killed with SIGKILL at random.
  * Its threads loop: {@code tryAcquire(n, wait)}, enter the witness, hold a random time (checking
- * {@code isHeld()} every few ms), leave the witness, release. Every call, grant, release and lost
- * notice is written to {@code events-<wid>.log} in the run directory (flushed every 50 ms, so a
- * SIGKILL loses at most the last 50 ms of it).
+ * {@code isHeld()} every few ms), leave the witness, release. Of a capped semaphore, each call
+ * picks one of its keys ({@code k0}, {@code k1}, ...) at random, and the witness counts per key
+ * too. Every call, grant, release and lost notice is written to {@code events-<wid>.log} in the run
+ * directory (flushed every 50 ms, so a SIGKILL loses at most the last 50 ms of it).
  *
  * <p>Control files in the run directory: {@code quiesce} (finish the current call, keep what is
- * held, write {@code quiesced-<wid>} with the ids held), {@code stop} (release, close, exit).
+ * held, write {@code quiesced-<wid>} with the ids held: "id count[ key]" a line), {@code stop}
+ * (release, close, exit).
  *
  * <p>Arguments: runDir wid semHost semPort witnessPort permits leaseMs threads seed commandTimeoutMs
- * semaphoreName longHoldPercent.
+ * semaphoreName longHoldPercent totalPermits keys (the last two 0 for a semaphore without a cap;
+ * permits is then each key's).
  */
 public final class ChaosWorker {
 
@@ -62,6 +65,11 @@ public final class ChaosWorker {
         Duration commandTimeout = Duration.ofMillis(Long.parseLong(args[9]));
         String name = args[10];
         int longHoldPercent = Integer.parseInt(args[11]);
+        int totalPermits = Integer.parseInt(args[12]);
+        List<String> keys = new ArrayList<>();
+        for (int k = 0; k < Integer.parseInt(args[13]); k++) {
+            keys.add("k" + k);
+        }
 
         log = Files.newBufferedWriter(dir.resolve("events-" + wid + ".log"), StandardCharsets.UTF_8);
         Thread flusher = new Thread(() -> {
@@ -81,18 +89,27 @@ public final class ChaosWorker {
 
         LettuceConnectionFactory semFactory = factory(semHost, semPort, commandTimeout);
         LettuceConnectionFactory witnessFactory = factory("127.0.0.1", witnessPort, Duration.ofSeconds(10));
-        Witness witness = new Witness(new StringRedisTemplate(witnessFactory), permits);
+        Witness witness = new Witness(new StringRedisTemplate(witnessFactory),
+                totalPermits == 0 ? permits : totalPermits, permits);
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(permits)
+                .withLeaseTime(Duration.ofMillis(leaseMs)).withTotalPermits(totalPermits);
         SemaphoreRegistry registry = SemaphoreRegistry.builder(semFactory)
                 .waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2)).build();
-        RedisSemaphore semaphore = registry.semaphore(name,
-                SemaphoreSettings.DEFAULTS.withPermits(permits).withLeaseTime(Duration.ofMillis(leaseMs)));
+        // A capped semaphore is taken per key, as a service takes it per tenant: looked up for each
+        // call (the registry forgets keys nobody here uses, and hands them out anew).
+        Keyed one = keys.isEmpty() ? new Keyed(null, registry.semaphore(name, settings)) : null;
+        Semaphores semaphores = one != null ? random -> one
+                : random -> {
+                    String key = keys.get(random.nextInt(keys.size()));
+                    return new Keyed(key, registry.semaphore(name, key, settings));
+                };
 
         AtomicBoolean quiesce = new AtomicBoolean();
-        Map<Permit, AtomicBoolean> heldAtQuiesce = new ConcurrentHashMap<>();
+        Map<Permit, Held> heldAtQuiesce = new ConcurrentHashMap<>();
         List<Thread> loops = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             Random random = new Random(seed * 31 + t);
-            Thread loop = new Thread(() -> run(semaphore, witness, wid, permits, random, quiesce, heldAtQuiesce,
+            Thread loop = new Thread(() -> run(semaphores, witness, wid, permits, random, quiesce, heldAtQuiesce,
                     longHoldPercent, leaseMs), "chaos-" + wid + "-" + t);
             loop.setDaemon(true);
             loops.add(loop);
@@ -110,16 +127,17 @@ public final class ChaosWorker {
             loop.join();
         }
         StringBuilder held = new StringBuilder();
-        heldAtQuiesce.forEach((permit, inside) -> held.append(permit.id()).append(' ').append(permit.count()).append('\n'));
+        heldAtQuiesce.forEach((permit, kept) -> held.append(permit.id()).append(' ').append(permit.count())
+                .append(kept.key() == null ? "" : " " + kept.key()).append('\n'));
         Path tmp = dir.resolve("quiesced-" + wid + ".tmp");
         Files.writeString(tmp, held.toString());
         Files.move(tmp, dir.resolve("quiesced-" + wid));
         while (!Files.exists(dir.resolve("stop"))) {
             Thread.sleep(50);
         }
-        heldAtQuiesce.forEach((permit, inside) -> {
-            if (inside.compareAndSet(true, false)) {
-                witness.leave(wid, permit.count());
+        heldAtQuiesce.forEach((permit, kept) -> {
+            if (kept.inside().compareAndSet(true, false)) {
+                witness.leave(wid, kept.key(), permit.count());
             }
             long at = System.currentTimeMillis();
             permit.release();
@@ -134,9 +152,25 @@ public final class ChaosWorker {
         System.exit(0);
     }
 
-    private static void run(RedisSemaphore semaphore, Witness witness, String wid, int permits, Random random,
-            AtomicBoolean quiesce, Map<Permit, AtomicBoolean> heldAtQuiesce, int longHoldPercent, long leaseMs) {
+    /** The semaphore of the next call: the one, or of a capped semaphore one of its keys. */
+    private interface Semaphores {
+        Keyed next(Random random);
+    }
+
+    /** A semaphore and its key (null when uncapped). */
+    private record Keyed(String key, RedisSemaphore semaphore) {
+    }
+
+    /** A permit kept at the quiesce: its key (null when uncapped), and whether the witness counts it inside. */
+    private record Held(String key, AtomicBoolean inside) {
+    }
+
+    private static void run(Semaphores semaphores, Witness witness, String wid, int permits, Random random,
+            AtomicBoolean quiesce, Map<Permit, Held> heldAtQuiesce, int longHoldPercent, long leaseMs) {
         while (!quiesce.get()) {
+            Keyed keyed = semaphores.next(random);
+            RedisSemaphore semaphore = keyed.semaphore();
+            String key = keyed.key();
             int n = permits > 1 && random.nextInt(10) == 0 ? 2 : 1;
             long waitMs = random.nextInt(4) == 0 ? 0 : 100 + random.nextInt(1400);
             long startMs = System.currentTimeMillis();
@@ -167,19 +201,19 @@ public final class ChaosWorker {
             Permit permit = got.get();
             long grantMs = System.currentTimeMillis();
             write("C " + startMs + " " + took + " " + waitMs + " G " + n + " " + permit.id() + " " + grantMs + " "
-                    + permit.fencingToken());
+                    + permit.fencingToken() + (key == null ? "" : " " + key));
             AtomicBoolean inside = new AtomicBoolean(false);
             permit.onLost(p -> {
                 write("L " + p.id() + " " + System.currentTimeMillis());
                 if (inside.compareAndSet(true, false)) {
-                    witness.leave(wid, n);
+                    witness.leave(wid, key, n);
                 }
             });
             // A well-behaved holder starts its work only while its lease lasts: the witness counts it
             // inside only if the enter reaches it before the lease ends as this JVM measures it (a
             // process stalled between the grant and the work would otherwise start too late).
             long validUntilMs = System.currentTimeMillis() + permit.leaseRemaining().toMillis();
-            if (!permit.isHeld() || !witness.enter(wid, n, validUntilMs)) {
+            if (!permit.isHeld() || !witness.enter(wid, key, n, validUntilMs)) {
                 write("N " + permit.id() + " " + System.currentTimeMillis());
                 permit.release();
                 continue;
@@ -195,14 +229,14 @@ public final class ChaosWorker {
             }
             if (!permit.isHeld() && inside.compareAndSet(true, false)) {
                 write("N " + permit.id() + " " + System.currentTimeMillis());
-                witness.leave(wid, n);
+                witness.leave(wid, key, n);
             }
             if (quiesce.get() && inside.get()) {
-                heldAtQuiesce.put(permit, inside);
+                heldAtQuiesce.put(permit, new Held(key, inside));
                 return;
             }
             if (inside.compareAndSet(true, false)) {
-                witness.leave(wid, n);
+                witness.leave(wid, key, n);
             }
             long at = System.currentTimeMillis();
             permit.release();

@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -18,28 +20,42 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * What the three keys of one semaphore hold, read in one read-only Lua call so the picture is
- * atomic: contents, absolute expiry (ms) and a hex DUMP of every key, and the server time. The
- * contents are shown as the parts of the data model ({@code _args.lua}): the deadlines of the
- * holders and of the waiters, the state fields and the records, all split out of the keys that
- * hold them. Checks the data-model invariants I1, I2, I4 and the TTL part of I6 on it.
+ * What the three keys of one semaphore hold (five of a capped one), read in one read-only Lua call
+ * so the picture is atomic: contents, absolute expiry (ms) and a hex DUMP of every key, and the
+ * server time. The contents are shown as the parts of the data model ({@code _args.lua}): the
+ * deadlines of the holders and of the waiters, the state fields and the records, all split out of
+ * the keys that hold them. Checks the data-model invariants I1, I2, I4 and the TTL part of I6 on
+ * it, and those of the two levels of a capped semaphore, K1..K4 ({@code _keys.lua}).
+ *
+ * <p>Of a capped semaphore ({@link SemaphoreKeys#capped}, read with the key null) the ids are the
+ * members as stored, {@code "<key> <id>"}, the counters are the cap's, and every key's counters
+ * are the state field {@code k:<key>}.
  *
  * @param nowMs         server time of the read, ms
  * @param holders       permit id -> lease deadline (ms): the ids of the deadlines key not in the queue
- * @param state         the fields of the state hash (used, seq, expires, waiters, next), named
- *                      without their leading space, and its limits field as limit and override
+ * @param state         the fields of the state hash (used, seq, expires, waiters, next; capped,
+ *                      k:&lt;key&gt; too), named without their leading space, and its limits field
+ *                      as limit and override
  * @param queue         waiter id -> ticket
  * @param queueDeadline waiter id -> heartbeat deadline (ms): the ids of the deadlines key in the queue
  * @param info          id -> raw record (the state hash's other fields)
  * @param expireAt      key -> absolute expiry in ms (-1: no TTL; -2: no such key)
  * @param dumps         key -> hex of DUMP ("" when the key does not exist)
+ * @param heads         capped: the heads key's members, "&lt;key&gt; &lt;ticket&gt; &lt;id&gt;", in
+ *                      its order (empty when uncapped)
+ * @param ready         capped: the ready key's members, "&lt;ticket&gt; &lt;key&gt;", in its order,
+ *                      with their scores (empty when uncapped)
  */
 public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, String> state, Map<String, Long> queue,
                       Map<String, Long> queueDeadline, Map<String, String> info, Map<String, Long> expireAt,
-                      Map<String, String> dumps) {
+                      Map<String, String> dumps, List<String> heads, Map<String, Long> ready) {
 
     /** One parsed info record: "count lease claim token inbox owner". */
     public record Info(int count, long lease, long claim, long token, String inbox, String owner) {
+    }
+
+    /** The counters of one key of a capped semaphore, its state field "used waiters ready override". */
+    public record KeyCounters(int used, int waiters, String ready, int override) {
     }
 
     private static final Pattern INFO = Pattern.compile("^(\\d+) (\\d+) (\\d+) (\\d+) (\\S+) (.*)$", Pattern.DOTALL);
@@ -110,7 +126,9 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         Map<String, String> state = new LinkedHashMap<>();
         Map<String, String> info = new LinkedHashMap<>();
         StateHash.split(contents.get(1), state, info);
-        return new ScriptSnapshot(now, holders, state, queue, queueDeadline, info, expireAt, dumps);
+        boolean capped = contents.size() > 3;
+        return new ScriptSnapshot(now, holders, state, queue, queueDeadline, info, expireAt, dumps,
+                capped ? List.copyOf(contents.get(3).keySet()) : List.of(), capped ? scores(contents.get(4)) : Map.of());
     }
 
     public static ScriptSnapshot take(RedisConnectionFactory factory, SemaphoreKeys keys) {
@@ -143,6 +161,29 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
     public boolean ownedBy(String id, long pid) {
         String record = info.get(id);
         return record != null && record.contains("/" + pid + "/");
+    }
+
+    /** @return whether these are the keys of a capped semaphore (five keys) */
+    public boolean capped() {
+        return expireAt.size() > 3;
+    }
+
+    /** @return the key that a capped semaphore's member {@code "<key> <id>"} names */
+    public static String keyOf(String member) {
+        return member.substring(0, member.indexOf(' '));
+    }
+
+    /** @return key -> its counters, of every key of a capped semaphore that has a field (none when idle) */
+    public Map<String, KeyCounters> keyCounters() {
+        Map<String, KeyCounters> counters = new TreeMap<>();
+        state.forEach((field, value) -> {
+            if (field.startsWith("k:")) {
+                String[] p = value.split(" ");
+                counters.put(field.substring(2), new KeyCounters(Integer.parseInt(p[0]), Integer.parseInt(p[1]), p[2],
+                        Integer.parseInt(p[3])));
+            }
+        });
+        return counters;
     }
 
     /** @return the runtime limit set in the state hash, or null when none is set */
@@ -255,11 +296,104 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         return problems;
     }
 
+    /**
+     * What breaks the invariants of a capped semaphore's two levels ({@code _keys.lua}), on top of
+     * {@link #violations(int) those of the cap}: K1 (a key's used is the sum of its holders'
+     * counts), K2 (a key's waiters, its heads entries and its queue members agree), K3 (a key is in
+     * ready iff its head fits its own limit, scored by its used), K4 (the first of ready does not
+     * fit the cap), and no field left by an idle key.
+     *
+     * @param limit    the cap every call used, or 0 not to check the cap's used against it (nor K4)
+     * @param keyLimit the limit of every key every call used, or 0 not to check a key's used against it (nor K3)
+     * @return the problems (empty when they hold); of an uncapped semaphore, those of {@link #violations(int)}
+     */
+    public List<String> violations(int limit, int keyLimit) {
+        List<String> problems = violations(limit);
+        if (!capped()) {
+            return problems;
+        }
+        Map<String, KeyCounters> counters = keyCounters();
+        Map<String, Integer> usedOf = new TreeMap<>();
+        holders.keySet().forEach(member -> {
+            Info r = infoOf(member);
+            usedOf.merge(keyOf(member), r == null ? 0 : r.count(), Integer::sum);
+        });
+        Map<String, Integer> waitersOf = new TreeMap<>();
+        queue.keySet().forEach(member -> waitersOf.merge(keyOf(member), 1, Integer::sum));
+        Map<String, Integer> headsOf = new TreeMap<>();
+        Map<String, String[]> firstHead = new TreeMap<>();
+        for (String entry : heads) {
+            String[] p = entry.split(" ");
+            Long ticket = queue.get(p[0] + " " + p[2]);
+            if (ticket == null || ticket != Long.parseLong(p[1])) {
+                problems.add("K2: heads entry " + entry + " but the queue has " + p[0] + " " + p[2] + " at " + ticket);
+            }
+            headsOf.merge(p[0], 1, Integer::sum);
+            firstHead.putIfAbsent(p[0], p);
+        }
+        Map<String, String> readyOf = new TreeMap<>();
+        ready.keySet().forEach(entry -> {
+            String[] p = entry.split(" ");
+            if (readyOf.put(p[1], p[0]) != null) {
+                problems.add("K3: key " + p[1] + " is in ready more than once: " + ready.keySet());
+            }
+        });
+        Set<String> keys = new TreeSet<>(counters.keySet());
+        keys.addAll(usedOf.keySet());
+        keys.addAll(waitersOf.keySet());
+        keys.addAll(headsOf.keySet());
+        keys.addAll(readyOf.keySet());
+        for (String key : keys) {
+            KeyCounters c = counters.getOrDefault(key, new KeyCounters(0, 0, "-", 0));
+            int used = usedOf.getOrDefault(key, 0);
+            int waiters = waitersOf.getOrDefault(key, 0);
+            if (c.used() != used) {
+                problems.add("K1: key " + key + " has used " + c.used() + " but its holders' counts add up to " + used);
+            }
+            int keyLimitNow = c.override() > 0 ? c.override() : keyLimit;
+            if (keyLimit > 0 && used > keyLimitNow) {
+                problems.add("key " + key + " holds " + used + " permits, over its limit " + keyLimitNow);
+            }
+            if (c.waiters() != waiters || headsOf.getOrDefault(key, 0) != waiters) {
+                problems.add("K2: key " + key + " counts " + c.waiters() + " waiters, the queue has " + waiters
+                        + ", heads " + headsOf.getOrDefault(key, 0));
+            }
+            if (counters.containsKey(key) && c.used() == 0 && c.waiters() == 0 && c.override() == 0) {
+                problems.add("the idle key " + key + " left its field behind");
+            }
+            String[] head = firstHead.get(key);
+            String inReady = readyOf.get(key);
+            if (keyLimit > 0) {
+                Info r = head == null ? null : infoOf(key + " " + head[2]);
+                String fits = r != null && used + r.count() <= keyLimitNow ? head[1] : null;
+                if (!Objects.equals(inReady, fits) || !Objects.equals(c.ready(), fits == null ? "-" : fits)) {
+                    problems.add("K3: key " + key + " (used " + used + ", head " + (head == null ? null
+                            : String.join(" ", head)) + ") is in ready as " + inReady + ", its field says "
+                            + c.ready());
+                }
+            }
+            Long score = inReady == null ? null : ready.get(inReady + " " + key);
+            if (score != null && score != used) {
+                problems.add("K3: key " + key + " is in ready with score " + score + " but holds " + used);
+            }
+        }
+        if (limit > 0 && override() == null && !ready.isEmpty()) {
+            String[] first = ready.keySet().iterator().next().split(" ");
+            String[] head = firstHead.get(first[1]);
+            Info r = head == null ? null : infoOf(first[1] + " " + head[2]);
+            if (r != null && used() + r.count() <= limit) {
+                problems.add("K4: the first of ready, key " + first[1] + " (its head asks " + r.count()
+                        + "), fits the cap: used " + used() + " of " + limit);
+            }
+        }
+        return problems;
+    }
+
     @Override
     public String toString() {
         return "ScriptSnapshot[now=" + nowMs + ", holders=" + relative(holders) + ", state=" + state + ", queue="
                 + queue.keySet() + ", queueDeadline=" + relative(queueDeadline) + ", info=" + info + ", expireAt="
-                + relative(expireAt) + "]";
+                + relative(expireAt) + (capped() ? ", heads=" + heads + ", ready=" + ready : "") + "]";
     }
 
     private Map<String, String> relative(Map<String, Long> deadlines) {
