@@ -11,7 +11,8 @@
 --       5 ready ZSET, one member "<ticket of its head> <key>" per key whose head fits that key's
 --         own limit (so it waits for the cap only), scored by the permits the key holds: the first
 --         entry is the key that holds the fewest, ties broken by the earliest arrival.
--- STATE field ' k:<key>': "<used> <waiters> <ticket in ready, or -> <runtime limit, 0: none>",
+-- STATE field ' k:<key>': "<used> <waiters> <ticket>.<id> of its head while in ready, or -> <runtime
+--   limit, 0: none>",
 --   absent while the key holds nothing, has no waiter and no runtime limit (an idle key leaves
 --   nothing behind). STATE field ' each': the key limit of the previous call, so a JVM configured
 --   with other permits per key learns of the mismatch, as ' limits' tells it of the cap's.
@@ -31,7 +32,7 @@
 local KS, KLIST = nil, nil
 -- Records this call removes, deleted with the fields of keys gone idle in one HDEL (_finish.lua).
 local DROPS = nil
-local keyState, touch, refreshKey, serveKeys = nil, nil, nil, nil
+local keyState, touch, refreshKey, serveKeys, joinedFirst = nil, nil, nil, nil, nil
 -- Whether this call wrote to ready (a zset that empties is deleted, so one written anew needs its TTL).
 local READY_WRITTEN = false
 if HEADS then
@@ -63,50 +64,69 @@ if HEADS then
     return ks
   end
 
-  -- K3: reads key k's head and puts k in ready, or takes it out. A head that can never be served
-  -- (it asks for more than the key's or the cap's limit, after a runtime limit lowered one) leaves
-  -- the queue and is told so (token 0), as _grant.lua does.
+  -- The limit of key k: its runtime limit, else the caller's.
+  local function limitOf(ks)
+    return ks.override > 0 and ks.override or KEY_LIMIT
+  end
+
+  -- Key k's first waiter (ticket, id), read from its record: the head as a grant needs it, or
+  -- false when it can never be served (it asks for more than the key's or the cap's limit, after
+  -- a runtime limit lowered one, or its record is gone): it then leaves the queue here and is told
+  -- so (token 0), as _grant.lua does.
+  local function headOf(k, ks, ticket, id)
+    local entry, member = k .. ' ' .. ticket .. ' ' .. id, k .. ' ' .. id
+    local count, lease, claim, token, inbox, owner = string.match(
+        GRANTED and GRANTED[member] or redis.call('HGET', STATE, member) or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
+    if count and token == '0' and count + 0 <= limitOf(ks) and count + 0 <= LIMIT then
+      return { entry, member, id, count + 0, lease, claim, inbox, owner, ticket }
+    end
+    redis.call('ZREM', HEADS, entry)
+    WAITERS = WAITERS - redis.call('ZREM', QUEUE, member)
+    ks.waiters = ks.waiters - 1
+    if count and token == '0' then
+      redis.call('ZREM', DEADLINES, member)
+      redis.call('HDEL', STATE, member)
+      publish(inbox, id .. ' 0')
+      if member == ID then
+        REC = false
+      end
+    end
+    return false
+  end
+
+  -- K3: key k in ready, scored by its used, while its head fits its own limit; else out of it. Its
+  -- field keeps "<ticket>.<id>" of the head it is in ready with, so serving it needs no search.
+  local function place(k, ks, head)
+    local ready = head and ks.used + head[4] <= limitOf(ks) and head[9] .. '.' .. head[3]
+    if ks.ready and ks.ready ~= ready then
+      redis.call('ZREM', READY, string.match(ks.ready, '^%d+') .. ' ' .. k)
+    end
+    if ready and (ready ~= ks.ready or ks.score ~= ks.used) then
+      redis.call('ZADD', READY, ks.used, head[9] .. ' ' .. k)
+      READY_WRITTEN = true
+    end
+    ks.ready, ks.score, ks.head, ks.dirty = ready, ks.used, ready and head, false
+  end
+
+  -- Reads key k's head from heads and places k (K3).
   refreshKey = function(k)
     local ks = keyState(k)
-    local limit = ks.override > 0 and ks.override or KEY_LIMIT
-    local ready, head = false, false
-    while ks.waiters > 0 do
+    local head = false
+    while ks.waiters > 0 and not head do
       local entry = redis.call('ZRANGEBYLEX', HEADS, '[' .. k .. ' ', '(' .. k .. '!', 'LIMIT', 0, 1)[1]
       if not entry then
         ks.waiters = 0
         break
       end
       local ticket, id = string.match(entry, ' (%d+) (%S+)$')
-      local member = k .. ' ' .. id
-      local count, lease, claim, token, inbox, owner = string.match(
-          GRANTED and GRANTED[member] or redis.call('HGET', STATE, member) or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
-      if count and token == '0' and count + 0 <= limit and count + 0 <= LIMIT then
-        if ks.used + count <= limit then
-          ready = ticket
-          head = { entry, member, id, count + 0, lease, claim, inbox, owner }
-        end
-        break
-      end
-      redis.call('ZREM', HEADS, entry)
-      WAITERS = WAITERS - redis.call('ZREM', QUEUE, member)
-      ks.waiters = ks.waiters - 1
-      if count and token == '0' then
-        redis.call('ZREM', DEADLINES, member)
-        redis.call('HDEL', STATE, member)
-        publish(inbox, id .. ' 0')
-        if member == ID then
-          REC = false
-        end
-      end
+      head = headOf(k, ks, ticket, id)
     end
-    if ks.ready and ks.ready ~= ready then
-      redis.call('ZREM', READY, ks.ready .. ' ' .. k)
-    end
-    if ready and (ready ~= ks.ready or ks.score ~= ks.used) then
-      redis.call('ZADD', READY, ks.used, ready .. ' ' .. k)
-      READY_WRITTEN = true
-    end
-    ks.ready, ks.score, ks.head, ks.dirty = ready, ks.used, head, false
+    place(k, ks, head)
+  end
+
+  -- A newcomer that is its key's first waiter: placed from what the call knows, with no read.
+  joinedFirst = function(k, head)
+    place(k, keyState(k), head)
   end
 
   -- K4, K5: refreshes the keys this call changed, then grants the cap to the first entry of ready
@@ -128,7 +148,15 @@ if HEADS then
       local k = string.match(top, '^%d+ (%S+)$')
       local ks = keyState(k)
       if ks.head == nil then
-        refreshKey(k)
+        -- Its head is the one its field names (K3), read without a search, unless the call
+        -- changed the key; one that can never be served is dropped, and the key read anew.
+        local ticket, id = string.match(ks.ready or '', '^(%d+)%.(%S+)$')
+        local head = ticket and not ks.dirty and headOf(k, ks, ticket, id)
+        if head then
+          place(k, ks, head)
+        else
+          refreshKey(k)
+        end
       end
       local h = ks.head
       if h then

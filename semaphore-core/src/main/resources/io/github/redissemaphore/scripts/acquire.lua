@@ -137,8 +137,14 @@ else
   CREATED_QUEUE = WAITERS == 0
   redis.call('ZADD', QUEUE, nextSeq(), ID)
   if ks then
-    redis.call('ZADD', HEADS, 0, KEY .. ' ' .. SEQ_TEXT .. ' ' .. ARGV[2])
-    touch(KEY).waiters = ks.waiters + 1
+    local entry = KEY .. ' ' .. SEQ_TEXT .. ' ' .. ARGV[2]
+    redis.call('ZADD', HEADS, 0, entry)
+    ks.waiters = ks.waiters + 1
+    if ks.waiters == 1 then
+      -- The key's head now: placed in ready from what is known. Behind others, nothing changes.
+      local inbox, owner = string.match(ARGV[4], '^(%S+) (.*)$')
+      joinedFirst(KEY, { entry, ID, ARGV[2], count, lease, heartbeat, inbox, owner, SEQ_TEXT })
+    end
   end
   if count > MOST then
     MOST = count

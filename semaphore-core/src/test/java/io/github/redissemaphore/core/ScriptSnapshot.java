@@ -279,12 +279,14 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         }
         // I6: the state key outlives the others, without a TTL, exactly while an override is set.
         String stateKey = new ArrayList<>(expireAt.keySet()).get(1);
-        if (override() != null && expireAt.get(stateKey) != -1) {
+        // (runtime limits of a capped semaphore's keys keep it too)
+        boolean kept = override() != null || state.containsKey("keyOverrides");
+        if (kept && expireAt.get(stateKey) != -1) {
             problems.add("the state key has a TTL although an override is set: " + expireAt.get(stateKey));
         }
         for (Map.Entry<String, Long> key : expireAt.entrySet()) {
             long at = key.getValue();
-            if (at == -1 && key.getKey().equals(stateKey) && override() != null) {
+            if (at == -1 && key.getKey().equals(stateKey) && kept) {
                 continue;
             }
             if (at == -1) {
@@ -366,7 +368,9 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
             if (keyLimit > 0) {
                 Info r = head == null ? null : infoOf(key + " " + head[2]);
                 String fits = r != null && used + r.count() <= keyLimitNow ? head[1] : null;
-                if (!Objects.equals(inReady, fits) || !Objects.equals(c.ready(), fits == null ? "-" : fits)) {
+                // the field names the head it is in ready with: "<ticket>.<id>"
+                if (!Objects.equals(inReady, fits)
+                        || !Objects.equals(c.ready(), fits == null ? "-" : fits + "." + head[2])) {
                     problems.add("K3: key " + key + " (used " + used + ", head " + (head == null ? null
                             : String.join(" ", head)) + ") is in ready as " + inReady + ", its field says "
                             + c.ready());

@@ -23,6 +23,10 @@ final class StateHash {
                 // as the fields limit and override
                 String[] limits = value.split(" ");
                 state.put("limit", limits[0]);
+                // a capped semaphore's fourth number: how many of its keys have a runtime limit
+                if (limits.length > 3 && !limits[3].equals("0")) {
+                    state.put("keyOverrides", limits[3]);
+                }
                 if (limits.length > 1 && !limits[1].equals("0")) {
                     state.put("override", limits[1]);
                 }
