@@ -16,9 +16,9 @@ public record TenantExports(LimitCheck check, int mostQueued, boolean flooding) 
 
     /** @return its line under the table */
     String line() {
-        return String.format("  %-8s %3d at once%s, up to %2d queued: %2d served, %2d rejected, wait p50 %5d ms,"
-                        + " p99 %5d ms%n", tenant(), check.total(), flooding ? " (flooding)" : "           ",
-                mostQueued, check.count(Outcome.SERVED), check.count(Outcome.REJECTED), check.waitPercentile(50),
-                check.waitPercentile(99));
+        return String.format("  %-8s %3d at once, up to %2d queued: %2d served, %2d rejected, wait p50 %5d ms,"
+                        + " p99 %5d ms%s%n", tenant(), check.total(), mostQueued, check.count(Outcome.SERVED),
+                check.count(Outcome.REJECTED), check.waitPercentile(50), check.waitPercentile(99),
+                flooding ? "  (flooding)" : "");
     }
 }

@@ -54,8 +54,8 @@ class DemoResultTest {
         assertThat(exceeded.exitCode()).isEqualTo(DemoResult.LIMIT_EXCEEDED);
         assertThat(exceeded.failedCalls()).isZero();
         assertThat(exceeded.table()).contains("exports had 4 inside for 3 permits",
-                "acme       3 at once (flooding), up to  1 queued:  3 served,  0 rejected, wait p50   900 ms,"
-                        + " p99  1800 ms",
+                "acme       3 at once, up to  1 queued:  3 served,  0 rejected, wait p50   900 ms, p99  1800 ms"
+                        + "  (flooding)",
                 "globex     2 at once",
                 "acme queued behind its own 2 permits; the other tenants waited at most 450 ms (acme up to 1800 ms)");
     }
