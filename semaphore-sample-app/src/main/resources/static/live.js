@@ -73,6 +73,9 @@ function render(state) {
   renderBursts(state.bursts);
   const present = new Set();
   state.semaphores.forEach((semaphore, i) => {
+    if (i === 1 && state.exportCap) {
+      renderCap(state.exportCap); // above the tenants' cards, whose keys it caps
+    }
     renderSemaphore(semaphore, i === 0, state.forceReleasePath, now);
     semaphore.waiters.forEach(waiter => present.add(waiter.waiterId));
   });
@@ -155,6 +158,37 @@ function renderSemaphore(semaphore, wide, forceReleasePath, now) {
     card.history.shift();
   }
   drawChart($('svg', element), card.history, now);
+}
+
+let capCard = null;
+
+/** The cap over all tenants: its bar, one segment per permit held, and each tenant's share beneath. */
+function renderCap(cap) {
+  if (!capCard) {
+    capCard = $('#cap-card').content.firstElementChild.cloneNode(true);
+    capCard.id = 'cap-' + cap.name.replace(/[^A-Za-z0-9_-]/g, '-');
+    $('.name', capCard).textContent = cap.name;
+    $('#semaphores').append(capCard);
+  }
+  const waiting = cap.keys.reduce((sum, key) => sum + key.waiters, 0);
+  Object.assign(capCard.dataset, {limit: cap.limit, used: cap.used, waiters: waiting, keys: cap.keys.length});
+  capCard.classList.toggle('busy', waiting > 0);
+  $('.used', capCard).textContent = cap.used;
+  $('.limit', capCard).textContent = cap.limit;
+  $('.waiting', capCard).textContent = waiting;
+  $('.source', capCard).textContent = cap.limitSource;
+  const bar = $('.bar', capCard);
+  renderBar(bar, {limit: cap.limit, used: cap.used,
+    holders: cap.segments.map(segment => ({count: 1, instance: segment.instance}))});
+  [...bar.children].forEach((segment, i) => {
+    const held = cap.segments[i];
+    segment.textContent = held ? held.key : '';
+    if (held) {
+      segment.title = held.key + ', held by ' + (held.instance ?? 'an unknown instance');
+    }
+  });
+  $('.keys', capCard).textContent = cap.keys.length === 0 ? 'no tenant holds or waits'
+    : cap.keys.map(key => `${key.key}: ${key.used} held, ${key.waiters} waiting`).join(' · ');
 }
 
 function renderBar(bar, semaphore) {

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 
 import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -21,7 +22,9 @@ import org.springframework.boot.actuate.endpoint.web.WebServerNamespace;
  * Makes the {@code "limit"} key of {@link SemaphoresEndpoint#limit}'s request required:
  * {@code {"limit": N}} sets the runtime limit, {@code {"limit": null}} clears it, and a request
  * without the key (no body, {@code {}}, a misspelt {@code {"limt": 5}}) is refused with 400 and a
- * message that says what to send, instead of clearing the limit.
+ * message that says what to send, instead of clearing the limit. For the base name of a capped
+ * semaphore the key is {@code "totalLimit"} (the cap over all its keys), and {@code "limit"} is
+ * refused with a message that says where a key's limit is set.
  *
  * <p>Why an advisor: Spring Boot merges a write operation's JSON body into the operation's
  * arguments and hands a parameter that may be null the same null for an explicit {@code null} and
@@ -35,8 +38,31 @@ public final class LimitRequestCheck implements OperationInvokerAdvisor {
 
     /** The name of the operation's parameter, and the key of its JSON body. */
     static final String LIMIT = "limit";
+    /** The same of a cap's runtime limit. */
+    static final String TOTAL_LIMIT = "totalLimit";
     static final String WHAT_TO_SEND = "Send {\"limit\": N} to set the runtime limit every JVM follows (N from 1 to "
             + SemaphoreSettings.MAX_PERMITS + "), or {\"limit\": null} to clear it";
+
+    /** Whether a name is the base name of a capped semaphore, which takes {@value #TOTAL_LIMIT} instead. */
+    private final Predicate<String> isCap;
+
+    /** @param isCap whether a name is the base name of a capped semaphore ({@link SemaphoresEndpoint#isCap}) */
+    public LimitRequestCheck(Predicate<String> isCap) {
+        this.isCap = isCap;
+    }
+
+    /** @return what to send to the base name of a capped semaphore */
+    static String capTakesTotalLimit(String name) {
+        return "Send {\"totalLimit\": N} to set the runtime cap of all keys of '" + name + "' together, which every JVM"
+                + " follows (N from 1 to " + SemaphoreSettings.MAX_PERMITS + "), or {\"totalLimit\": null} to clear it;"
+                + " one key's limit is set on its own name: POST /actuator/semaphores/" + name + ":<key> with"
+                + " {\"limit\": N}";
+    }
+
+    /** @return why a semaphore without a cap refuses {@value #TOTAL_LIMIT} */
+    static String noCap(String name) {
+        return "Semaphore '" + name + "' has no cap over its keys (total-permits): " + WHAT_TO_SEND;
+    }
 
     @Override
     public OperationInvoker apply(EndpointId endpointId, OperationType operationType, OperationParameters parameters,
@@ -47,8 +73,11 @@ public final class LimitRequestCheck implements OperationInvokerAdvisor {
         }
         return context -> {
             try {
-                if (!context.getArguments().containsKey(LIMIT)) {
-                    String message = WHAT_TO_SEND + "; the request has no \"limit\"" + sentInstead(context) + ".";
+                String cap = context.getArguments().get("name") instanceof String name && isCap.test(name) ? name : null;
+                String required = cap != null ? TOTAL_LIMIT : LIMIT;
+                if (!context.getArguments().containsKey(required)) {
+                    String message = (cap != null ? capTakesTotalLimit(cap) : WHAT_TO_SEND) + "; the request has no \""
+                            + required + "\"" + sentInstead(context) + ".";
                     throw new InvalidEndpointRequestException(message, message);
                 }
                 return invoker.invoke(context);

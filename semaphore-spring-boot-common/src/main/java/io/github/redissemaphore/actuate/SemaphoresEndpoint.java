@@ -1,16 +1,22 @@
 package io.github.redissemaphore.actuate;
 
 import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Supplier;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -30,6 +36,12 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * exist only with {@code management.endpoint.semaphores.access=unrestricted}. Only semaphores this JVM knows
  * (used here, or configured under {@code distributed-semaphore.semaphores}) can be addressed, so
  * the endpoint never creates a semaphore with settings the application would not use.
+ *
+ * <p>A capped semaphore ({@code total-permits}) is addressed two ways: by its base name
+ * ({@code exports}), the cap over all its keys, with each key beneath it and a runtime cap
+ * ({@code {"totalLimit": N}}); and by a key's name ({@code exports:acme}), that key alone, with
+ * its own runtime limit ({@code {"limit": N}}). Any key of a configured cap can be addressed, as
+ * the cap shows the keys every JVM uses, not only this one's.
  */
 @Endpoint(id = SemaphoresEndpoint.ID, defaultAccess = Access.READ_ONLY)
 public class SemaphoresEndpoint {
@@ -52,22 +64,30 @@ public class SemaphoresEndpoint {
     /** @return every semaphore this JVM uses or has configured, by name, with its figures */
     @ReadOperation
     public SemaphoresDescriptor semaphores() {
-        Map<String, RedisSemaphore> known = new TreeMap<>();
-        configuredNames.forEach(name -> known.put(name, null));
-        registry.semaphores().forEach(semaphore -> known.put(semaphore.name(), semaphore));
-        List<SemaphoreSummary> summaries = known.entrySet().stream()
-                .map(entry -> entry.getValue() != null ? entry.getValue() : registry.semaphore(entry.getKey()))
-                .map(semaphore -> SemaphoreSummary.of(semaphore.state()))
+        // read one by one below, after the names are collected: each state is a Redis call
+        Map<String, Supplier<SemaphoreState>> known = new TreeMap<>();
+        for (String name : configuredNames) {
+            SemaphoreCap cap = cap(name);
+            known.put(name, cap != null ? cap::state : () -> registry.semaphore(name).state());
+        }
+        registry.semaphores().forEach(semaphore -> known.put(semaphore.name(), semaphore::state));
+        List<SemaphoreSummary> summaries = known.values().stream()
+                .map(state -> SemaphoreSummary.of(state.get()))
                 .toList();
         return new SemaphoresDescriptor(summaries);
     }
 
     /**
-     * @return the semaphore with its limits, holders and waiters in queue order, or null (404) if
-     *         unknown here
+     * @return the semaphore with its limits, holders and waiters in queue order; for the base name
+     *         of a capped semaphore its cap with the keys beneath it ({@link CapDescriptor}); null
+     *         (404) if unknown here
      */
     @ReadOperation
-    public @Nullable SemaphoreDescriptor semaphore(@Selector String name) {
+    public @Nullable SemaphoreView semaphore(@Selector String name) {
+        SemaphoreCap cap = cap(name);
+        if (cap != null) {
+            return CapDescriptor.of(cap);
+        }
         RedisSemaphore semaphore = find(name);
         return semaphore == null ? null : SemaphoreDescriptor.of(semaphore);
     }
@@ -75,29 +95,45 @@ public class SemaphoresEndpoint {
     /**
      * Sets the semaphore's runtime limit in Redis, which every JVM follows from its next call on
      * ({@code {"limit": N}}), or clears it so each JVM's configured permits apply again
-     * ({@code {"limit": null}}). Needs unrestricted access to the endpoint. The {@code "limit"} key
-     * is required: a request without it (no body, a misspelt key) is refused by
-     * {@link LimitRequestCheck} rather than taken for a clear.
+     * ({@code {"limit": null}}); for the base name of a capped semaphore, the cap over all its keys
+     * likewise ({@code {"totalLimit": N}}, {@code {"totalLimit": null}}). Needs unrestricted access
+     * to the endpoint. The key that fits the name is required: a request without it (no body, a
+     * misspelt key, the other key) is refused by {@link LimitRequestCheck} rather than taken for a
+     * clear.
      *
-     * @param limit the new limit, 1..1,000,000, or null to clear it
-     * @return the semaphore under its new limit
-     * @throws InvalidEndpointRequestException (400) when {@code limit} is outside 1..1,000,000, or
-     *         when the semaphore is unknown here (a write operation cannot answer 404)
+     * @param limit      the new limit of a semaphore or of one key, 1..1,000,000, or null to clear it
+     * @param totalLimit the new cap of all keys of a capped semaphore, 1..1,000,000, or null to clear it
+     * @return the semaphore, or the cap, under its new limit
+     * @throws InvalidEndpointRequestException (400) when the limit is outside 1..1,000,000, when
+     *         the name does not take that limit, or when the semaphore is unknown here (a write
+     *         operation cannot answer 404)
      */
     @WriteOperation
-    public SemaphoreDescriptor limit(@Selector String name,
-                                     // Spring's own @Nullable too: Boot 3's endpoints read only that one
-                                     // (else a null limit is refused as missing); Boot 4's read either
-                                     @org.springframework.lang.Nullable @Nullable Integer limit) {
-        if (limit != null && (limit < 1 || limit > SemaphoreSettings.MAX_PERMITS)) {
-            String message = "limit must be between 1 and " + SemaphoreSettings.MAX_PERMITS + " (or null to clear it),"
-                    + " but was " + limit;
-            throw new InvalidEndpointRequestException(message, message);
+    public SemaphoreView limit(@Selector String name,
+                               // Spring's own @Nullable too: Boot 3's endpoints read only that one
+                               // (else a null limit is refused as missing); Boot 4's read either
+                               @org.springframework.lang.Nullable @Nullable Integer limit,
+                               @org.springframework.lang.Nullable @Nullable Integer totalLimit) {
+        SemaphoreCap cap = cap(name);
+        if (cap != null) {
+            if (limit != null) {
+                throw badRequest(LimitRequestCheck.capTakesTotalLimit(name));
+            }
+            checkRange(LimitRequestCheck.TOTAL_LIMIT, totalLimit);
+            if (totalLimit == null) {
+                cap.clearLimitOverride();
+            } else {
+                cap.overrideLimit(totalLimit);
+            }
+            return CapDescriptor.of(cap);
         }
+        if (totalLimit != null) {
+            throw badRequest(LimitRequestCheck.noCap(name));
+        }
+        checkRange(LimitRequestCheck.LIMIT, limit);
         RedisSemaphore semaphore = find(name);
         if (semaphore == null) {
-            String message = "No semaphore '" + name + "' is used or configured in this application";
-            throw new InvalidEndpointRequestException(message, message);
+            throw badRequest("No semaphore '" + name + "' is used or configured in this application");
         }
         if (limit == null) {
             semaphore.clearLimitOverride();
@@ -105,6 +141,25 @@ public class SemaphoresEndpoint {
             semaphore.overrideLimit(limit);
         }
         return SemaphoreDescriptor.of(semaphore);
+    }
+
+    private static void checkRange(String parameter, @Nullable Integer limit) {
+        if (limit != null && (limit < 1 || limit > SemaphoreSettings.MAX_PERMITS)) {
+            throw badRequest(parameter + " must be between 1 and " + SemaphoreSettings.MAX_PERMITS
+                    + " (or null to clear it), but was " + limit);
+        }
+    }
+
+    private static InvalidEndpointRequestException badRequest(String message) {
+        return new InvalidEndpointRequestException(message, message);
+    }
+
+    /**
+     * @return whether {@code name} is the base name of a capped semaphore this application
+     *         configures: the endpoint shows its cap and takes {@code totalLimit} for it
+     */
+    public boolean isCap(String name) {
+        return cap(name) != null;
     }
 
     /**
@@ -116,6 +171,14 @@ public class SemaphoresEndpoint {
     @DeleteOperation
     public ReleaseDescriptor release(@Selector String name, @Selector String permitId) {
         RedisSemaphore semaphore = find(name);
+        SemaphoreCap cap = semaphore == null ? cap(name) : null;
+        if (cap != null) {
+            // the cap view lists every key's holders: the permit is released on the key that holds it
+            semaphore = cap.state().holders().stream()
+                    .filter(holder -> holder.permitId().equals(permitId))
+                    .map(SemaphoreState.Holder::key).filter(Objects::nonNull)
+                    .findFirst().map(cap::semaphore).orElse(null);
+        }
         return new ReleaseDescriptor(name, permitId, semaphore != null && forceRelease(semaphore, permitId));
     }
 
@@ -128,16 +191,42 @@ public class SemaphoresEndpoint {
         }
     }
 
+    /** @return the semaphore of that name used here, configured, or a key of a configured cap; else null */
     private @Nullable RedisSemaphore find(String name) {
         for (RedisSemaphore semaphore : registry.semaphores()) {
             if (semaphore.name().equals(name)) {
                 return semaphore;
             }
         }
-        return configuredNames.contains(name) ? registry.semaphore(name) : null;
+        if (configuredNames.contains(name)) {
+            return cap(name) == null ? registry.semaphore(name) : null;
+        }
+        int colon = name.indexOf(':');
+        SemaphoreCap cap = colon > 0 ? cap(name.substring(0, colon)) : null;
+        return cap == null ? null : cap.semaphore(name.substring(colon + 1));
     }
 
-    /** @param semaphores every known semaphore, by name */
+    /** @return the cap of that base name, when the application configures it with a total-permits; else null */
+    private @Nullable SemaphoreCap cap(String name) {
+        if (!configuredNames.contains(name) || !registry.settingsOf(name).capped()) {
+            return null;
+        }
+        try {
+            return registry.cap(name);
+        } catch (UnsupportedOperationException e) {
+            // a registry of the application's own without caps: its semaphores are shown one by one
+            return null;
+        }
+    }
+
+    /**
+     * What reading or limiting one name answers: a semaphore ({@link SemaphoreDescriptor}), or the
+     * cap of a capped semaphore's keys ({@link CapDescriptor}).
+     */
+    public sealed interface SemaphoreView extends OperationResponseBody permits SemaphoreDescriptor, CapDescriptor {
+    }
+
+    /** @param semaphores every known semaphore, by name (a cap by its base name, with the figures of all its keys) */
     public record SemaphoresDescriptor(List<SemaphoreSummary> semaphores) implements OperationResponseBody {
     }
 
@@ -172,11 +261,14 @@ public class SemaphoresEndpoint {
      * @param available             permits free
      * @param holders               the leases, across all JVMs
      * @param waiters               the callers waiting, in the order they will be served
+     * @param total                 of a key of a capped semaphore, the cap over all its keys; left
+     *                              out otherwise
      */
     public record SemaphoreDescriptor(String name, int limit, int configuredLimit, String limitSource,
                                       List<OtherLimitDescriptor> otherConfiguredLimits, int used, int available,
-                                      List<HolderDescriptor> holders, List<WaiterDescriptor> waiters)
-            implements OperationResponseBody {
+                                      List<HolderDescriptor> holders, List<WaiterDescriptor> waiters,
+                                      @JsonInclude(JsonInclude.Include.NON_NULL) SemaphoreState.@Nullable Total total)
+            implements SemaphoreView {
 
         /** Reads the semaphore's state in Redis, then what this JVM learnt of other JVMs' limits. */
         static SemaphoreDescriptor of(RedisSemaphore semaphore) {
@@ -187,7 +279,65 @@ public class SemaphoresEndpoint {
             return new SemaphoreDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(),
                     others, state.used(), state.available(),
                     state.holders().stream().map(HolderDescriptor::of).toList(),
-                    state.waiters().stream().map(WaiterDescriptor::of).toList());
+                    state.waiters().stream().map(WaiterDescriptor::of).toList(), state.total());
+        }
+    }
+
+    /**
+     * The cap of a capped semaphore, read by its base name, with its keys beneath it.
+     *
+     * @param name                 the base name ({@code exports})
+     * @param totalLimit           the permits all keys together are granted up to now (the
+     *                             cap's runtime limit, when one is set)
+     * @param configuredTotalLimit this JVM's {@code total-permits}
+     * @param totalLimitSource     {@code configured} (this JVM's own) or {@code override} (a runtime
+     *                             cap set in Redis, followed by every JVM)
+     * @param configuredKeyLimit   this JVM's {@code permits} of each key (a key's runtime limit
+     *                             shows in its own view)
+     * @param used                 permits held, all keys together, fleet-wide
+     * @param available            permits of the cap free
+     * @param waiting              callers waiting, all keys together, fleet-wide
+     * @param keys                 each key that holds or waits, by key
+     */
+    public record CapDescriptor(String name, int totalLimit, int configuredTotalLimit, String totalLimitSource,
+                                int configuredKeyLimit, int used, int available, int waiting,
+                                List<KeyDescriptor> keys) implements SemaphoreView {
+
+        /** Reads the cap in Redis (one call) and sorts its holders and waiters by key. */
+        static CapDescriptor of(SemaphoreCap cap) {
+            SemaphoreState state = cap.state();
+            Map<String, List<HolderDescriptor>> holders = new TreeMap<>();
+            Map<String, List<WaiterDescriptor>> waiters = new TreeMap<>();
+            state.holders().forEach(holder -> holders.computeIfAbsent(String.valueOf(holder.key()),
+                    key -> new ArrayList<>()).add(HolderDescriptor.of(holder)));
+            state.waiters().forEach(waiter -> waiters.computeIfAbsent(String.valueOf(waiter.key()),
+                    key -> new ArrayList<>()).add(WaiterDescriptor.of(waiter)));
+            Set<String> keys = new TreeSet<>(holders.keySet());
+            keys.addAll(waiters.keySet());
+            List<KeyDescriptor> described = keys.stream().map(key -> KeyDescriptor.of(cap.name(), key,
+                    holders.getOrDefault(key, List.of()), waiters.getOrDefault(key, List.of()))).toList();
+            return new CapDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(),
+                    cap.settings().permits(), state.used(), state.available(), state.waiters().size(), described);
+        }
+    }
+
+    /**
+     * One key of a cap, as the cap's state shows it.
+     *
+     * @param key     the key ({@code acme})
+     * @param name    its semaphore ({@code exports:acme}), to read or limit it alone
+     * @param used    permits it holds, fleet-wide
+     * @param waiting callers waiting on it, fleet-wide
+     * @param holders its leases
+     * @param waiters its callers waiting, in arrival order
+     */
+    public record KeyDescriptor(String key, String name, int used, int waiting, List<HolderDescriptor> holders,
+                                List<WaiterDescriptor> waiters) {
+
+        static KeyDescriptor of(String baseName, String key, List<HolderDescriptor> holders,
+                                List<WaiterDescriptor> waiters) {
+            return new KeyDescriptor(key, baseName + ":" + key, holders.stream().mapToInt(HolderDescriptor::count)
+                    .sum(), waiters.size(), holders, waiters);
         }
     }
 

@@ -19,17 +19,31 @@ import java.util.TreeMap;
  * of the shortest lease held: the leases are about to be lost, and another JVM may soon take
  * permits this one still counts on. Everything else is UP, including a Redis that is unreachable
  * while nothing is held (the Redis health contributor reports that), and an application that has
- * not used a semaphore yet.
+ * not used a semaphore yet. A cap over the keys of a capped semaphore changes neither: it shows
+ * its figures only.
  *
  * @param down    whether some semaphore's leases are at risk
  * @param details one entry per semaphore, named after it: {@code permitsHeld}, {@code waiters}
  *                (this JVM's), {@code inboxSubscribed}, and while renewals fail
- *                {@code renewalFailingSince} (and {@code leasesAtRisk} once that is DOWN)
+ *                {@code renewalFailingSince} (and {@code leasesAtRisk} once that is DOWN); and one
+ *                per cap of a capped semaphore, named after its base name: {@code totalLimit},
+ *                {@code totalUsed}, {@code totalWaiters} (all keys together, fleet-wide, as Redis
+ *                last reported them to this JVM), {@code permitsHeld} and {@code waiters} (this
+ *                JVM's, over its keys)
  */
 public record SemaphoresHealth(boolean down, Map<String, Object> details) {
 
-    /** @return the health of the semaphores {@code registry} has used in this JVM, now */
+    /** @return the health of the semaphores {@code registry} has used in this JVM, now, without their caps */
     public static SemaphoresHealth of(SemaphoreRegistry registry) {
+        return of(registry, new ReportedCaps());
+    }
+
+    /**
+     * @param caps the caps' figures, heard as a listener of {@code registry}
+     * @return the health of the semaphores {@code registry} has used in this JVM, now, with the caps
+     *         {@code caps} has heard of
+     */
+    public static SemaphoresHealth of(SemaphoreRegistry registry, ReportedCaps caps) {
         Instant now = Instant.now();
         boolean leasesAtRisk = false;
         Map<String, Object> details = new TreeMap<>();
@@ -39,7 +53,28 @@ public record SemaphoresHealth(boolean down, Map<String, Object> details) {
             leasesAtRisk |= atRisk;
             details.put(state.name(), details(state, atRisk));
         }
+        caps.figures().forEach((baseName, figures) -> details.put(baseName, capDetails(registry, baseName, figures)));
         return new SemaphoresHealth(leasesAtRisk, details);
+    }
+
+    private static Map<String, Object> capDetails(SemaphoreRegistry registry, String baseName,
+                                                  ReportedCaps.Figures figures) {
+        int permitsHeld = 0;
+        int waiters = 0;
+        for (RedisSemaphore semaphore : registry.semaphores()) {
+            if (semaphore.settings().capped() && semaphore.name().startsWith(baseName + ":")) {
+                LocalState key = semaphore.localState();
+                permitsHeld += key.permitsHeld();
+                waiters += key.waiters();
+            }
+        }
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("totalLimit", figures.limit());
+        details.put("totalUsed", figures.used());
+        details.put("totalWaiters", figures.waiters());
+        details.put("permitsHeld", permitsHeld);
+        details.put("waiters", waiters);
+        return details;
     }
 
     /** Renewals of held, auto-renewed leases failing for more than a third of the shortest lease held. */

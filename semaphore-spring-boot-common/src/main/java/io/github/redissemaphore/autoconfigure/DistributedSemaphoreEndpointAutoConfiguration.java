@@ -36,10 +36,17 @@ public final class DistributedSemaphoreEndpointAutoConfiguration {
         return new SemaphoresEndpoint(registry, configured == null ? Set.of() : configured.semaphores().keySet());
     }
 
-    /** The write operation's {@code "limit"} key is required: a request without it must not clear the limit. */
+    /**
+     * The write operation's {@code "limit"} key (a cap's {@code "totalLimit"}) is required: a
+     * request without it must not clear the limit. Which names are caps the endpoint in use says,
+     * asked per request: it may be the application's own.
+     */
     @Bean
     @ConditionalOnMissingBean
-    public LimitRequestCheck semaphoresLimitRequestCheck() {
-        return new LimitRequestCheck();
+    public LimitRequestCheck semaphoresLimitRequestCheck(ObjectProvider<SemaphoresEndpoint> endpoint) {
+        return new LimitRequestCheck(name -> {
+            SemaphoresEndpoint inUse = endpoint.getIfUnique();
+            return inUse != null && inUse.isCap(name);
+        });
     }
 }

@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes what the semaphores of one registry do as Micrometer meters, each tagged with the
- * semaphore {@code name}. Everything comes from the registry's {@link SemaphoreListener} events,
+ * semaphore {@code name} (and nothing else: a key is part of the name, never a tag of its own). Everything comes from the registry's {@link SemaphoreListener} events,
  * that is from figures the Redis scripts return anyway: metrics cost no Redis call.
  *
  * <ul>
@@ -43,6 +43,9 @@ import org.jspecify.annotations.Nullable;
  * <li>{@value #RELEASE_DEFERRED} counter: releases that returned before Redis confirmed them, as
  *     Redis was not answering, and went on in the background (a rise means an outage, not a leak:
  *     each lands when Redis answers again, or ends with its lease).</li>
+ * <li>{@value #TOTAL_AVAILABLE}, {@value #TOTAL_LIMIT}, {@value #TOTAL_WAITERS} gauges: the cap of
+ *     a capped semaphore, all its keys together, tagged with its base name only (one set per
+ *     configured cap, however many keys), as last reported by Redis to this JVM.</li>
  * </ul>
  *
  * Every meter of a semaphore exists from the first event of that semaphore on (the counters at
@@ -63,12 +66,25 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     public static final String LEASE_LOST = "semaphore.lease.lost";
     public static final String LEASE_RENEWALS = "semaphore.lease.renewals";
     public static final String RELEASE_DEFERRED = "semaphore.release.deferred";
+    public static final String TOTAL_AVAILABLE = "semaphore.total.permits.available";
+    public static final String TOTAL_LIMIT = "semaphore.total.permits.limit";
+    public static final String TOTAL_WAITERS = "semaphore.total.waiters";
+
+    private static final GaugeNames OF_A_SEMAPHORE = new GaugeNames(AVAILABLE, LIMIT, WAITERS,
+            "a distributed semaphore");
+    private static final GaugeNames OF_A_CAP = new GaugeNames(TOTAL_AVAILABLE, TOTAL_LIMIT, TOTAL_WAITERS,
+            "all keys of a capped distributed semaphore together");
 
     /** Semaphore name -> whether an observation meter handler times its acquisitions (so they are not timed here). */
     private final Predicate<String> timedByObservations;
     private volatile @Nullable MeterRegistry meterRegistry;
     /** The meters of each semaphore, from its first event until it is forgotten. */
     private final Map<String, SemaphoreMeters> semaphores = new ConcurrentHashMap<>();
+    /**
+     * The gauges of each cap, by base name, from its first report on: kept for the life of the
+     * registry, as the core keeps the caps' figures (one per configured cap, however many keys).
+     */
+    private final Map<String, Gauges> caps = new ConcurrentHashMap<>();
     /** One sample per permit of each lease this JVM holds, by permit id. */
     private final Map<String, Holding> active = new ConcurrentHashMap<>();
     /**
@@ -108,6 +124,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         locked(() -> {
             this.meterRegistry = registry;
             semaphores.values().forEach(meters -> meters.register(registry));
+            caps.forEach((name, gauges) -> gauges.register(registry, OF_A_CAP, name));
             return null;
         });
     }
@@ -183,7 +200,24 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
 
     @Override
     public void usageReported(String semaphore, int limit, int used, int waiters) {
-        meters(semaphore).figures = new Figures(limit, used, waiters);
+        meters(semaphore).gauges.figures = new Figures(limit, used, waiters);
+    }
+
+    /** The cap's figures, in gauges tagged with the base name alone. */
+    @Override
+    public void totalUsageReported(String semaphore, int limit, int used, int waiters) {
+        Gauges gauges = caps.get(semaphore);
+        if (gauges == null) {
+            gauges = locked(() -> caps.computeIfAbsent(semaphore, name -> {
+                Gauges created = new Gauges();
+                MeterRegistry registry = meterRegistry;
+                if (registry != null) {
+                    created.register(registry, OF_A_CAP, name);
+                }
+                return created;
+            }));
+        }
+        gauges.figures = new Figures(limit, used, waiters);
     }
 
     /** Removes the semaphore's meters, unless this JVM holds a lease on a semaphore of that name again. */
@@ -248,6 +282,40 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     private record Figures(int limit, int used, int waiters) {
     }
 
+    /**
+     * The names of a set of gauges, and whose figures they are, for their descriptions.
+     *
+     * @param of e.g. "a distributed semaphore"
+     */
+    private record GaugeNames(String available, String limit, String waiters, String of) {
+    }
+
+    /** Free permits, limit and waiters of one set of figures: a semaphore's, or a cap's over all its keys. */
+    private static final class Gauges {
+
+        /** Null until the first report: the gauges read NaN, not a made-up 0. */
+        private volatile @Nullable Figures figures;
+
+        /** @return the gauges registered, tagged {@code name} */
+        List<Meter> register(MeterRegistry registry, GaugeNames names, String name) {
+            return List.of(
+                    Gauge.builder(names.available(), this, gauges -> gauges.read(f -> Math.max(0, f.limit() - f.used())))
+                            .description("Free permits of " + names.of() + ", as last reported by Redis")
+                            .tag(SemaphoreMeters.NAME, name).register(registry),
+                    Gauge.builder(names.limit(), this, gauges -> gauges.read(Figures::limit))
+                            .description("Permits of " + names.of() + ", as last reported by Redis")
+                            .tag(SemaphoreMeters.NAME, name).register(registry),
+                    Gauge.builder(names.waiters(), this, gauges -> gauges.read(Figures::waiters))
+                            .description("Callers waiting for " + names.of() + ", fleet-wide, as last reported by Redis")
+                            .tag(SemaphoreMeters.NAME, name).register(registry));
+        }
+
+        private double read(ToIntFunction<Figures> figure) {
+            Figures now = figures;
+            return now == null ? Double.NaN : figure.applyAsInt(now);
+        }
+    }
+
     /** The meters of one semaphore. */
     private static final class SemaphoreMeters {
 
@@ -256,8 +324,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         private final String name;
         private final List<Meter> registered = new ArrayList<>();
         private final Map<String, Timer> acquireTimers = new ConcurrentHashMap<>();
-        /** Null until the first report: the gauges read NaN, not a made-up 0. */
-        private volatile @Nullable Figures figures;
+        private final Gauges gauges = new Gauges();
         private volatile @Nullable Counter lost;
         private volatile @Nullable Counter renewals;
         private volatile @Nullable Counter deferred;
@@ -272,15 +339,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         }
 
         void register(MeterRegistry registry) {
-            registered.add(Gauge.builder(AVAILABLE, this, meters -> meters.read(f -> Math.max(0, f.limit() - f.used())))
-                    .description("Free permits of a distributed semaphore, as last reported by Redis")
-                    .tag(NAME, name).register(registry));
-            registered.add(Gauge.builder(LIMIT, this, meters -> meters.read(Figures::limit))
-                    .description("Permits of a distributed semaphore, as last reported by Redis")
-                    .tag(NAME, name).register(registry));
-            registered.add(Gauge.builder(WAITERS, this, meters -> meters.read(Figures::waiters))
-                    .description("Callers waiting for a distributed semaphore, fleet-wide, as last reported by Redis")
-                    .tag(NAME, name).register(registry));
+            registered.addAll(gauges.register(registry, OF_A_SEMAPHORE, name));
             lost = Counter.builder(LEASE_LOST).description("Permits of a distributed semaphore found lost while held")
                     .tag(NAME, name).register(registry);
             renewals = Counter.builder(LEASE_RENEWALS)
@@ -317,11 +376,6 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         void remove(MeterRegistry registry) {
             registered.forEach(registry::remove);
             acquireTimers.values().forEach(registry::remove);
-        }
-
-        private double read(ToIntFunction<Figures> figure) {
-            Figures now = figures;
-            return now == null ? Double.NaN : figure.applyAsInt(now);
         }
     }
 }

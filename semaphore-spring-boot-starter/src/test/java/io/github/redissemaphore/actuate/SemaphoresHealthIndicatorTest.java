@@ -2,6 +2,7 @@ package io.github.redissemaphore.actuate;
 
 import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
 import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.starter.StarterContexts;
@@ -10,8 +11,11 @@ import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +50,40 @@ class SemaphoresHealthIndicatorTest {
             waiting.cancel(true);
             held.release();
         });
+    }
+
+    /**
+     * A cap of 3 over keys of 2, full, with a key waiting: the cap's entry, by its base name, shows
+     * the figures of all keys together and this JVM's permits and waiters over its keys, beside the
+     * keys' own entries; a full cap is no reason for DOWN.
+     */
+    @Test
+    void aCapShowsItsFiguresOfAllKeysBesideTheKeys() {
+        StarterContexts.on(shared)
+                .withPropertyValues("distributed-semaphore.semaphores.health-capped.permits=2",
+                        "distributed-semaphore.semaphores.health-capped.total-permits=3")
+                .run(context -> {
+                    SemaphoresHealthIndicator health = context.getBean(SemaphoresHealthIndicator.class);
+                    SemaphoreCap cap = context.getBean(SemaphoreRegistry.class).cap("health-capped");
+                    List<Permit> held = new ArrayList<>(List.of(cap.semaphore("acme").tryAcquire().orElseThrow(),
+                            cap.semaphore("acme").tryAcquire().orElseThrow(),
+                            cap.semaphore("globex").tryAcquire().orElseThrow()));
+                    CompletableFuture<Permit> waiting = cap.semaphore("initech").acquireAsync(1, Duration.ofSeconds(30));
+
+                    await().atMost(Duration.ofSeconds(10)).until(() -> Map.of("totalLimit", 3, "totalUsed", 3,
+                            "totalWaiters", 1, "permitsHeld", 3, "waiters", 1)
+                            .equals(BootLine.details(health).get("health-capped")));
+                    assertThat(BootLine.status(health)).isEqualTo("UP");
+                    assertThat(BootLine.details(health)).containsEntry("health-capped:acme",
+                            Map.of("permitsHeld", 2, "waiters", 0, "inboxSubscribed", true));
+
+                    held.remove(2).release();
+                    held.add(waiting.get(10, TimeUnit.SECONDS));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> Map.of("totalLimit", 3, "totalUsed", 3,
+                            "totalWaiters", 0, "permitsHeld", 3, "waiters", 0)
+                            .equals(BootLine.details(health).get("health-capped")));
+                    held.forEach(Permit::release);
+                });
     }
 
     /**

@@ -4,6 +4,7 @@ import io.github.redissemaphore.annotation.DistributedSemaphore;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreSettings;
@@ -16,6 +17,7 @@ import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -25,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -201,6 +204,48 @@ class SemaphoreMetricsTest {
         });
     }
 
+    /**
+     * A cap of 3 over keys of 2: its gauges count all keys together, tagged with the base name
+     * alone, and follow its runtime limit; the keys keep their own meters under their full names.
+     */
+    @Test
+    void theCapsGaugesCountAllItsKeysTaggedWithTheBaseNameAlone() {
+        runner.withPropertyValues("distributed-semaphore.semaphores.capped.permits=2",
+                "distributed-semaphore.semaphores.capped.total-permits=3").run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            SemaphoreCap cap = context.getBean(SemaphoreRegistry.class).cap("capped");
+            Permit acme = cap.semaphore("acme").tryAcquire().orElseThrow();
+            Permit acmeAgain = cap.semaphore("acme").tryAcquire().orElseThrow();
+            Permit globex = cap.semaphore("globex").tryAcquire().orElseThrow();
+            CompletableFuture<Permit> initech = cap.semaphore("initech").acquireAsync(1, Duration.ofSeconds(20));
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> capGauge(meters, "semaphore.total.waiters") == 1);
+            assertThat(capGauge(meters, "semaphore.total.permits.limit")).isEqualTo(3);
+            assertThat(capGauge(meters, "semaphore.total.permits.available")).isZero();
+            assertThat(meters.get("semaphore.permits.limit").tag("name", "capped:acme").gauge().value())
+                    .as("a key's own limit").isEqualTo(2);
+            for (String name : List.of("semaphore.total.permits.limit", "semaphore.total.permits.available",
+                    "semaphore.total.waiters")) {
+                assertThat(meters.find(name).meters()).as(name).singleElement()
+                        .satisfies(meter -> assertThat(meter.getId().getTags()).containsExactly(Tag.of("name", "capped")));
+            }
+            // no meter of the library is tagged with anything a key could multiply but its name
+            assertThat(meters.getMeters()).filteredOn(meter -> meter.getId().getName().startsWith("semaphore."))
+                    .allSatisfy(meter -> assertThat(meter.getId().getTags()).extracting(Tag::getKey)
+                            .isSubsetOf("name", "outcome", "error"));
+
+            globex.release();
+            Permit served = initech.get(10, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(10)).until(() -> capGauge(meters, "semaphore.total.waiters") == 0);
+            cap.overrideLimit(5);
+            assertThat(capGauge(meters, "semaphore.total.permits.limit")).isEqualTo(5);
+            assertThat(capGauge(meters, "semaphore.total.permits.available")).isEqualTo(2);
+            cap.clearLimitOverride();
+            assertThat(capGauge(meters, "semaphore.total.permits.limit")).isEqualTo(3);
+            List.of(acme, acmeAgain, served).forEach(Permit::release);
+        });
+    }
+
     @Test
     void switchedOffNoSemaphoreMeterExists() {
         runner.withConfiguration(AutoConfigurations.of(BootLine.OBSERVATION_AUTO_CONFIGURATION))
@@ -283,9 +328,13 @@ class SemaphoreMetricsTest {
     }
 
     /** @return the names of the meters tagged with this semaphore name (acquired and released once: 7) */
-    private static java.util.List<String> namesTagged(MeterRegistry meters, String semaphore) {
+    private static List<String> namesTagged(MeterRegistry meters, String semaphore) {
         return meters.getMeters().stream().filter(meter -> semaphore.equals(meter.getId().getTag("name")))
                 .map(meter -> meter.getId().getName()).toList();
+    }
+
+    private static double capGauge(MeterRegistry meters, String name) {
+        return meters.get(name).tag("name", "capped").gauge().value();
     }
 
     private static double gauge(MeterRegistry meters, String name) {

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.security;
 
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
+import io.github.redissemaphore.actuate.SemaphoresEndpoint.SemaphoreDescriptor;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
@@ -84,7 +85,7 @@ class AclClusterTest {
             Future<String> holder = callers.submit(() -> one.renewed(holding));
             holding.awaitEntered(1);
             Thread.sleep(2000); // twice the lease: held only if renewed
-            String permitId = endpoint.semaphore("renewed").holders().get(0).permitId();
+            String permitId = ((SemaphoreDescriptor) endpoint.semaphore("renewed")).holders().get(0).permitId();
             assertThat(endpoint.release("renewed", permitId).released()).isTrue();
             holding.open();
             assertThat(holder.get(10, TimeUnit.SECONDS)).isEqualTo("done");
@@ -95,7 +96,8 @@ class AclClusterTest {
             Future<String> first1 = callers.submit(() -> one.handOff(busy));
             busy.awaitEntered(1);
             Future<String> waiter = callers.submit(() -> two.handOff(null));
-            await().atMost(Duration.ofSeconds(5)).until(() -> endpoint.semaphore("handoff").waiters().size() == 1);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> ((SemaphoreDescriptor) endpoint.semaphore("handoff")).waiters().size() == 1);
             long opened = System.nanoTime();
             busy.open();
             assertThat(waiter.get(10, TimeUnit.SECONDS)).isEqualTo("done");
@@ -107,8 +109,10 @@ class AclClusterTest {
             // TTL back, on the semaphore's node); a lease adopted by the other instance and released by id
             RedisSemaphore handOff = first.getBean(SemaphoreRegistry.class).semaphore("handoff");
             handOff.overrideLimit(2);
-            assertThat(endpoint.semaphore("handoff").limitSource()).isEqualTo(SemaphoreState.OVERRIDE);
-            assertThat(endpoint.limit("handoff", null).limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
+            assertThat(((SemaphoreDescriptor) endpoint.semaphore("handoff")).limitSource())
+                    .isEqualTo(SemaphoreState.OVERRIDE);
+            assertThat(((SemaphoreDescriptor) endpoint.limit("handoff", null, null)).limitSource())
+                    .isEqualTo(SemaphoreState.CONFIGURED);
             assertThat(handOffNode.commandCalls()).containsKey("persist");
             Permit lease = handOff.tryAcquire().orElseThrow();
             RedisSemaphore elsewhere = second.getBean(SemaphoreRegistry.class).semaphore("handoff");

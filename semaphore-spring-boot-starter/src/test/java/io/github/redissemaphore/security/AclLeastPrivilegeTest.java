@@ -150,9 +150,9 @@ class AclLeastPrivilegeTest {
             Gate holding = new Gate();
             Future<String> holder = callers.submit(() -> one.renewed(holding));
             holding.awaitEntered(1);
-            String permitId = onlyHolder(endpoint.semaphore("renewed"));
+            String permitId = onlyHolder((SemaphoreDescriptor) endpoint.semaphore("renewed"));
             sleep(Duration.ofMillis(1200));
-            assertThat(onlyHolder(endpoint.semaphore("renewed"))).isEqualTo(permitId);
+            assertThat(onlyHolder((SemaphoreDescriptor) endpoint.semaphore("renewed"))).isEqualTo(permitId);
             assertThatThrownBy(() -> two.renewed(null)).isInstanceOf(SemaphoreRejectedException.class);
 
             // the endpoint's list, then the operator's forced release from the other instance
@@ -162,7 +162,7 @@ class AclLeastPrivilegeTest {
                         assertThat(summary.used()).isEqualTo(1);
                     });
             assertThat(endpoint.release("renewed", permitId).released()).isTrue();
-            assertThat(endpoint.semaphore("renewed").used()).isZero();
+            assertThat(((SemaphoreDescriptor) endpoint.semaphore("renewed")).used()).isZero();
             assertThat(two.renewed(null)).isEqualTo("done");
             holding.open();
             assertThat(holder.get(10, TimeUnit.SECONDS)).isEqualTo("done");
@@ -173,7 +173,8 @@ class AclLeastPrivilegeTest {
             Future<String> first1 = callers.submit(() -> one.handOff(busy));
             busy.awaitEntered(1);
             Future<String> waiter = callers.submit(() -> two.handOff(null));
-            await().atMost(Duration.ofSeconds(5)).until(() -> endpoint.semaphore("handoff").waiters().size() == 1);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> ((SemaphoreDescriptor) endpoint.semaphore("handoff")).waiters().size() == 1);
             long opened = System.nanoTime();
             busy.open();
             assertThat(waiter.get(10, TimeUnit.SECONDS)).isEqualTo("done");
@@ -223,8 +224,9 @@ class AclLeastPrivilegeTest {
         assertThat(pool.state().limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
         assertThat(server.pttl("semaphore:{pool}:state")).isPositive();
 
-        assertThat(endpoint.limit("pool", 1).limitSource()).isEqualTo(SemaphoreState.OVERRIDE);
-        SemaphoreDescriptor cleared = endpoint.limit("pool", null);
+        assertThat(((SemaphoreDescriptor) endpoint.limit("pool", 1, null)).limitSource())
+                .isEqualTo(SemaphoreState.OVERRIDE);
+        SemaphoreDescriptor cleared = (SemaphoreDescriptor) endpoint.limit("pool", null, null);
         assertThat(cleared.limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
         assertThat(cleared.limit()).isEqualTo(3);
     }

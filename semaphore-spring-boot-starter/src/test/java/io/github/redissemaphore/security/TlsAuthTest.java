@@ -1,6 +1,7 @@
 package io.github.redissemaphore.security;
 
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
+import io.github.redissemaphore.actuate.SemaphoresEndpoint.SemaphoreDescriptor;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.security.AclLeastPrivilegeTest.Guarded;
@@ -114,8 +115,9 @@ class TlsAuthTest {
             busy.awaitEntered(1);
             Future<String> waiter = callers.submit(() -> two.handOff(null));
             SemaphoresEndpoint endpoint = first.getBean(SemaphoresEndpoint.class);
-            await().atMost(Duration.ofSeconds(5)).until(() -> endpoint.semaphore("handoff").waiters().size() == 1);
-            assertThat(endpoint.semaphore("handoff").used()).isEqualTo(1);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> ((SemaphoreDescriptor) endpoint.semaphore("handoff")).waiters().size() == 1);
+            assertThat(((SemaphoreDescriptor) endpoint.semaphore("handoff")).used()).isEqualTo(1);
             busy.open();
             // woken by the inbox message, which travels over TLS as well: the tick is 10 s away
             assertThat(waiter.get(5, TimeUnit.SECONDS)).isEqualTo("done");

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.sample.demo;
 
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.sample.exports.ExportService;
 import io.github.redissemaphore.sample.inflight.InFlightCounter;
 import io.github.redissemaphore.sample.reports.ReportService;
@@ -12,12 +13,14 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.IntStream;
 
 /**
  * The one-command demo: starts two instances of the service in this JVM sharing one Redis (the
  * configured one if it answers, else an embedded one), fires a burst of report requests at both
- * and, at the same moment, several exports per tenant, prints a progress line per second and a
- * final table, and says whether the limit held.
+ * and, at the same moment, a flood of exports from one tenant and a few from each other tenant,
+ * prints a progress line per second and a final table with each tenant's queue and waits, and
+ * says whether the limits held.
  *
  * <p>How many calls run inside the guarded methods at once is counted by the sample's own
  * {@link InFlightCounter} around the method bodies, not taken from the library under test.
@@ -27,6 +30,8 @@ public final class Demo {
     static final String REPORTS = ReportService.SEMAPHORE;
     /** The longest the demo stays silent before it says what it is busy with. */
     static final Duration QUIET = Duration.ofSeconds(3);
+    /** How often the tenants' queues are read from Redis: often enough to catch the flood's peak. */
+    private static final Duration QUEUE_READS = Duration.ofMillis(100);
 
     private Demo() {
     }
@@ -85,11 +90,13 @@ public final class Demo {
     }
 
     private static void describe(Fleet fleet, DemoSettings settings, String keyPrefix, PrintStream out) {
+        SemaphoreSettings exports = exportSettings(fleet);
         out.printf("Redis: %s (keys under %s)%n", fleet.redisDescription(), keyPrefix);
         out.printf("Firing %d POST /reports (%d at a time, spread over the instances; %d permits fleet-wide) "
-                        + "and %d exports at once for each of %s (1 per tenant)...%n",
+                        + "and, at once, %d exports of %s (flooding) and %d of each of %s (%d per tenant, %d in all)...%n",
                 settings.reportCalls(), settings.reportConcurrency(), permits(fleet, REPORTS),
-                settings.exportsPerTenant(), settings.tenants());
+                settings.floodExports(), settings.floodingTenant(), settings.exportsPerTenant(),
+                settings.tenants().subList(1, settings.tenants().size()), exports.permits(), exports.totalPermits());
     }
 
     private static DemoResult fire(Fleet fleet, DemoSettings settings, PrintStream out) {
@@ -101,12 +108,13 @@ public final class Demo {
         long start = System.nanoTime();
         List<Call> reports;
         List<Call> exports;
-        try (ProgressPrinter progress = ProgressPrinter.start(out, inFlight, reportTally, exportTally,
-                settings.progressEvery())) {
+        CapQueues queues = CapQueues.watch(fleet.first().bean(SemaphoreRegistry.class).cap(ExportService.SEMAPHORE),
+                QUEUE_READS);
+        try (queues; ProgressPrinter progress = ProgressPrinter.start(out, inFlight, reportTally, exportTally,
+                queues, settings.floodingTenant(), settings.progressEvery())) {
             CompletableFuture<List<Call>> exportBurst = CompletableFuture.supplyAsync(() -> Burst.fire(
                     settings.exportCalls(), Math.max(1, settings.exportCalls()),
-                    i -> client.export(instances.get(i % instances.size()),
-                            settings.tenants().get(i % settings.tenants().size())),
+                    i -> client.export(instances.get(i % instances.size()), settings.tenantOf(i)),
                     exportTally));
             reports = Burst.fire(settings.reportCalls(), settings.reportConcurrency(),
                     i -> client.report(instances.get(i % instances.size())), reportTally);
@@ -115,22 +123,38 @@ public final class Demo {
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         LimitCheck reportCheck = new LimitCheck(REPORTS, permits(fleet, REPORTS),
                 inFlight.read(REPORTS).max(), reports);
-        long exportPeak = settings.tenants().stream()
-                .mapToLong(tenant -> inFlight.read(ExportService.semaphoreOf(tenant)).max()).max().orElse(0);
-        LimitCheck exportCheck = new LimitCheck(ExportService.SEMAPHORE + ":*",
-                permits(fleet, ExportService.SEMAPHORE), exportPeak, exports);
-        return new DemoResult(fleet.redisDescription(), instances.size(), reportCheck, exportCheck, took);
+        SemaphoreSettings exportSettings = exportSettings(fleet);
+        List<TenantExports> tenants = settings.tenants().stream().map(tenant -> {
+            List<Call> calls = IntStream.range(0, exports.size()).filter(i -> settings.tenantOf(i).equals(tenant))
+                    .mapToObj(exports::get).toList();
+            LimitCheck check = new LimitCheck(ExportService.semaphoreOf(tenant), exportSettings.permits(),
+                    inFlight.read(ExportService.semaphoreOf(tenant)).max(), calls);
+            return new TenantExports(check, queues.most(tenant), tenant.equals(settings.floodingTenant()));
+        }).toList();
+        long exportPeak = tenants.stream().mapToLong(tenant -> tenant.check().maxInside()).max().orElse(0);
+        LimitCheck exportCheck = new LimitCheck(ExportService.SEMAPHORE + ":*", exportSettings.permits(), exportPeak,
+                exports);
+        LimitCheck capCheck = new LimitCheck(ExportService.SEMAPHORE, exportSettings.totalPermits(),
+                inFlight.read(ExportService.SEMAPHORE).max(), exports);
+        return new DemoResult(fleet.redisDescription(), instances.size(), reportCheck, exportCheck, capCheck, tenants,
+                took);
     }
 
-    /** The limit as the application configured it (keyed semaphores take the settings of their family). */
+    /** The limit as the application configured it. */
     private static int permits(Fleet fleet, String semaphore) {
-        return fleet.first().bean(SemaphoreRegistry.class).semaphore(semaphore).settings().permits();
+        return fleet.first().bean(SemaphoreRegistry.class).settingsOf(semaphore).permits();
+    }
+
+    /** The exports' settings as the application configured them: permits per tenant, total-permits of all. */
+    private static SemaphoreSettings exportSettings(Fleet fleet) {
+        return fleet.first().bean(SemaphoreRegistry.class).settingsOf(ExportService.SEMAPHORE);
     }
 
     /** The counters would expire by themselves; a shared Redis is left as it was found, sooner. */
     private static void forgetCounts(Fleet fleet, DemoSettings settings) {
         InFlightCounter inFlight = fleet.first().bean(InFlightCounter.class);
         inFlight.reset(REPORTS);
+        inFlight.reset(ExportService.SEMAPHORE);
         settings.tenants().forEach(tenant -> inFlight.reset(ExportService.semaphoreOf(tenant)));
     }
 }

@@ -4,6 +4,7 @@ import io.github.redissemaphore.sample.reports.ReportResponse;
 
 import java.net.http.HttpClient;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.function.ToLongFunction;
 
 import org.springframework.http.HttpHeaders;
@@ -37,9 +38,18 @@ final class DemoClient {
         return post(instance.baseUri() + "/reports?title=demo", ReportResponse.class, ReportResponse::waitedMillis);
     }
 
-    /** {@code POST /tenants/{tenant}/exports} at {@code instance}. */
+    /**
+     * {@code POST /tenants/{tenant}/exports} at {@code instance}. Its wait is from sending to the
+     * export's start ({@code startedAt}): the instances run in this JVM, on this clock.
+     */
     Call export(Instance instance, String tenant) {
-        return post(instance.baseUri() + "/tenants/" + tenant + "/exports", Object.class, body -> 0);
+        Instant sentAt = Instant.now();
+        return post(instance.baseUri() + "/tenants/" + tenant + "/exports", ExportStarted.class,
+                body -> Math.max(0, Duration.between(sentAt, Instant.parse(body.startedAt())).toMillis()));
+    }
+
+    /** @param startedAt when the export began, ISO-8601: the part of the answer the demo reads */
+    private record ExportStarted(String startedAt) {
     }
 
     private <T> Call post(String uri, Class<T> bodyType, ToLongFunction<T> waitedMillis) {

@@ -11,9 +11,16 @@ import java.util.stream.Collectors;
  * @param instances how many instances shared it
  * @param reports   the report burst against {@code reports}
  * @param exports   the export burst against {@code exports:<tenant>}, worst tenant's peak
+ * @param exportCap the same calls against the cap of all tenants together ({@code total-permits})
+ * @param tenants   each tenant's exports, the flooding one first
  * @param took      how long the bursts ran
  */
-public record DemoResult(String redis, int instances, LimitCheck reports, LimitCheck exports, Duration took) {
+public record DemoResult(String redis, int instances, LimitCheck reports, LimitCheck exports, LimitCheck exportCap,
+                         List<TenantExports> tenants, Duration took) {
+
+    public DemoResult {
+        tenants = List.copyOf(tenants);
+    }
 
     /** Exit status: the limit held and every call got a permit or a proper 429. */
     public static final int PASSED = 0;
@@ -24,6 +31,11 @@ public record DemoResult(String redis, int instances, LimitCheck reports, LimitC
 
     /** @return the checks, in table order */
     public List<LimitCheck> checks() {
+        return List.of(reports, exports, exportCap);
+    }
+
+    /** @return the checks that each hold every call once (the cap's are the exports' again) */
+    private List<LimitCheck> calls() {
         return List.of(reports, exports);
     }
 
@@ -34,7 +46,7 @@ public record DemoResult(String redis, int instances, LimitCheck reports, LimitC
 
     /** @return how many calls ended in neither a permit nor a 429 */
     public int failedCalls() {
-        return checks().stream().mapToInt(check -> check.count(Outcome.FAILED)).sum();
+        return calls().stream().mapToInt(check -> check.count(Outcome.FAILED)).sum();
     }
 
     /** @return {@link #PASSED}, {@link #LIMIT_EXCEEDED} or {@link #CALLS_FAILED} */
@@ -52,15 +64,32 @@ public record DemoResult(String redis, int instances, LimitCheck reports, LimitC
         table.append(String.format(format, "semaphore", "permits", "max inside", "calls", "served", "rejected",
                 "failed", "wait p50", "wait p99"));
         table.append(String.format(format, "", "", "at once", "", "", "(429)", "", "", ""));
-        for (LimitCheck check : checks()) {
+        for (LimitCheck check : calls()) {
             table.append(String.format(format, check.semaphore(), check.permits(), check.maxInside(), check.total(),
                     check.count(Outcome.SERVED), check.count(Outcome.REJECTED), check.count(Outcome.FAILED),
                     check.waitPercentile(50) + " ms", check.waitPercentile(99) + " ms"));
         }
+        table.append(String.format("  %-10s %7s %12s   (all tenants together)%n", exportCap.semaphore(),
+                exportCap.permits(), exportCap.maxInside()));
+        tenants.forEach(tenant -> table.append(tenant.line()));
+        table.append(fairness());
         table.append(String.format("  %d instances, one Redis (%s), bursts took %.1f s%n", instances, redis,
                 took.toMillis() / 1000.0));
         table.append(verdict()).append(System.lineSeparator());
         return table.toString();
+    }
+
+    /** @return what the tenants' waits say: the flooding one queued, the others were still served */
+    private String fairness() {
+        if (tenants.size() < 2 || !tenants.get(0).flooding()) {
+            return "";
+        }
+        TenantExports flooding = tenants.get(0);
+        long othersWorst = tenants.stream().skip(1).mapToLong(tenant -> tenant.check().waitPercentile(100)).max()
+                .orElse(0);
+        return String.format("  %s queued behind its own %d permits; the other tenants waited at most %d ms"
+                        + " (%s up to %d ms)%n", flooding.tenant(), flooding.check().permits(), othersWorst,
+                flooding.tenant(), flooding.check().waitPercentile(100));
     }
 
     private String verdict() {
@@ -72,7 +101,7 @@ public record DemoResult(String redis, int instances, LimitCheck reports, LimitC
                             + " permits")
                     .collect(Collectors.joining("; "));
             default -> "FAIL: " + failedCalls() + " calls got neither a permit nor a 429, e.g. "
-                    + checks().stream().flatMap(check -> check.calls().stream())
+                    + calls().stream().flatMap(check -> check.calls().stream())
                             .filter(call -> call.outcome() == Outcome.FAILED).findFirst()
                             .map(Call::detail).orElse("?");
         };

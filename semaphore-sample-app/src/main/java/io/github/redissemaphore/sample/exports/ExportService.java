@@ -11,9 +11,10 @@ import java.util.UUID;
 import org.springframework.stereotype.Service;
 
 /**
- * Exports a tenant's data: one export per tenant at a time across the fleet (semaphore
- * {@code exports:<tenant>}, with the settings of {@code exports}: 1 permit, no wait), while
- * different tenants export side by side. A second export of a busy tenant is refused at once.
+ * Exports a tenant's data, with two limits across the fleet (semaphore {@code exports:<tenant>},
+ * with the settings of {@code exports}): 2 exports per tenant at a time, and 3 of all tenants
+ * together. A tenant that floods queues behind its own 2, and the others are still served: a permit
+ * the cap frees goes to the waiting tenant that holds the fewest. A call waits up to 10 s, then 429.
  */
 @Service
 public class ExportService {
@@ -34,11 +35,13 @@ public class ExportService {
         return SEMAPHORE + ":" + tenant;
     }
 
-    /** Runs only while holding the permit of {@code exports:<tenant>}. */
+    /** Runs only while holding the permit of {@code exports:<tenant>}, and one of the cap of all tenants. */
     @DistributedSemaphore(value = SEMAPHORE, key = "#tenant")
     public Export export(String tenant) {
         Instant startedAt = Instant.now();
-        try (InFlightCounter.Entry entry = inFlight.enter(semaphoreOf(tenant))) {
+        // counted per tenant and for all tenants together: the demo checks both limits
+        try (InFlightCounter.Entry ofTheTenant = inFlight.enter(semaphoreOf(tenant));
+             InFlightCounter.Entry ofAll = inFlight.enter(SEMAPHORE)) {
             SimulatedWork.perform(properties.exportWork());
         }
         return new Export(UUID.randomUUID().toString(), tenant, properties.instanceName(), startedAt, Instant.now());

@@ -17,10 +17,45 @@ import org.jspecify.annotations.Nullable;
  * @param tenants          the tenants whose exports the page can fire
  * @param bursts           what came of the bursts this instance fired
  * @param semaphores       the semaphores, reports first
+ * @param exportCap        the cap of all tenants' exports together, shown above the tenants; null
+ *                         when the exports have no {@code total-permits}
  */
 public record LiveState(@Nullable String instance, List<FleetMember> instances, @Nullable String forceReleasePath,
         List<String> tenants,
-        BurstCounts bursts, List<SemaphoreView> semaphores) {
+        BurstCounts bursts, List<SemaphoreView> semaphores, @Nullable CapView exportCap) {
+
+    /**
+     * The cap over all keys of a capped semaphore, as one read of Redis shows it.
+     *
+     * @param name        its base name
+     * @param limit       permits all keys together are granted up to
+     * @param used        permits held, all keys together
+     * @param limitSource {@code configured} or {@code override} (a runtime limit)
+     * @param segments    one per permit held, in the order of the holders: whose key and which instance
+     * @param keys        each key that holds or waits
+     */
+    public record CapView(String name, int limit, int used, String limitSource, List<CapSegment> segments,
+            List<CapKeyView> keys) {
+    }
+
+    /**
+     * One permit of a cap that is held.
+     *
+     * @param key      the key that holds it
+     * @param instance the fleet member that holds it, or null if none
+     */
+    public record CapSegment(String key, @Nullable String instance) {
+    }
+
+    /**
+     * One key of a cap.
+     *
+     * @param key     the key ({@code acme})
+     * @param used    permits it holds
+     * @param waiters its callers waiting
+     */
+    public record CapKeyView(String key, int used, int waiters) {
+    }
 
     /**
      * One semaphore.

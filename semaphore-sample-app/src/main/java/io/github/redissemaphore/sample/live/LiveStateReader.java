@@ -4,12 +4,18 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.sample.exports.ExportService;
 import io.github.redissemaphore.sample.inflight.InFlightCounter;
+import io.github.redissemaphore.sample.live.LiveState.CapKeyView;
+import io.github.redissemaphore.sample.live.LiveState.CapSegment;
+import io.github.redissemaphore.sample.live.LiveState.CapView;
 import io.github.redissemaphore.sample.live.LiveState.HolderView;
 import io.github.redissemaphore.sample.live.LiveState.SemaphoreView;
 import io.github.redissemaphore.sample.live.LiveState.WaiterView;
 import io.github.redissemaphore.sample.reports.ReportService;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
@@ -17,8 +23,9 @@ import org.springframework.stereotype.Component;
 
 /**
  * Reads the live view's state: each shown semaphore's {@link SemaphoreState} straight from the
- * registry (one call gives holders and waiters of every JVM), the sample's in-flight counts, and
- * the fleet, whose members name the instance of each owner.
+ * registry (one call gives holders and waiters of every JVM), the exports' cap over all tenants
+ * (one call more), the sample's in-flight counts, and the fleet, whose members name the instance
+ * of each owner.
  */
 @Component
 public class LiveStateReader {
@@ -56,7 +63,28 @@ public class LiveStateReader {
         List<FleetMember> members = fleet.members();
         List<SemaphoreView> semaphores = semaphoreNames().stream().map(name -> view(name, members)).toList();
         return new LiveState(fleet.self().map(FleetMember::name).orElse(null), members,
-                forceRelease.endpointPath().orElse(null), tenants, bursts.counts(), semaphores);
+                forceRelease.endpointPath().orElse(null), tenants, bursts.counts(), semaphores, exportCap(members));
+    }
+
+    /** @return the cap of all tenants' exports, read in one call, with the keys beneath it; null without a cap */
+    private @Nullable CapView exportCap(List<FleetMember> members) {
+        if (!registry.settingsOf(ExportService.SEMAPHORE).capped()) {
+            return null;
+        }
+        SemaphoreState state = registry.cap(ExportService.SEMAPHORE).state();
+        List<CapSegment> segments = new ArrayList<>();
+        Map<String, int[]> keys = new TreeMap<>(); // key -> {used, waiters}
+        for (SemaphoreState.Holder holder : state.holders()) {
+            String key = String.valueOf(holder.key());
+            for (int i = 0; i < holder.count(); i++) {
+                segments.add(new CapSegment(key, instanceOf(holder.owner(), members)));
+            }
+            keys.computeIfAbsent(key, k -> new int[2])[0] += holder.count();
+        }
+        state.waiters().forEach(waiter -> keys.computeIfAbsent(String.valueOf(waiter.key()), k -> new int[2])[1]++);
+        return new CapView(state.name(), state.limit(), state.used(), state.limitSource(), segments,
+                keys.entrySet().stream()
+                        .map(key -> new CapKeyView(key.getKey(), key.getValue()[0], key.getValue()[1])).toList());
     }
 
     private SemaphoreView view(String name, List<FleetMember> members) {

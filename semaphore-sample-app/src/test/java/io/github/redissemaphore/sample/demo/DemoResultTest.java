@@ -40,8 +40,29 @@ class DemoResultTest {
         assertThat(check.waitPercentile(99)).isEqualTo(30);
     }
 
+    @Test
+    void theCapsLimitCountsAndEachTenantGetsALineWithItsQueueAndWaits() {
+        List<Call> acme = List.of(Call.served(0), Call.served(900), Call.served(1800));
+        List<Call> globex = List.of(Call.served(0), Call.served(450));
+        TenantExports flooding = new TenantExports(new LimitCheck("exports:acme", 2, 2, acme), 1, true);
+        TenantExports small = new TenantExports(new LimitCheck("exports:globex", 2, 1, globex), 0, false);
+        List<Call> all = List.of(acme.get(0), acme.get(1), acme.get(2), globex.get(0), globex.get(1));
+        DemoResult exceeded = new DemoResult("redis://test", 2, new LimitCheck("reports", 3, 3, SERVED_AND_REJECTED),
+                new LimitCheck("exports:*", 2, 2, all), new LimitCheck("exports", 3, 4, all),
+                List.of(flooding, small), Duration.ofSeconds(1));
+
+        assertThat(exceeded.exitCode()).isEqualTo(DemoResult.LIMIT_EXCEEDED);
+        assertThat(exceeded.failedCalls()).isZero();
+        assertThat(exceeded.table()).contains("exports had 4 inside for 3 permits",
+                "acme       3 at once, up to  1 queued:  3 served,  0 rejected, wait p50   900 ms, p99  1800 ms"
+                        + "  (flooding)",
+                "globex     2 at once",
+                "acme queued behind its own 2 permits; the other tenants waited at most 450 ms (acme up to 1800 ms)");
+    }
+
     private static DemoResult result(LimitCheck reports) {
-        LimitCheck exports = new LimitCheck("exports:*", 1, 1, List.of(Call.served(0), Call.rejected()));
-        return new DemoResult("redis://test", 2, reports, exports, Duration.ofSeconds(1));
+        List<Call> calls = List.of(Call.served(0), Call.rejected());
+        return new DemoResult("redis://test", 2, reports, new LimitCheck("exports:*", 2, 1, calls),
+                new LimitCheck("exports", 3, 1, calls), List.of(), Duration.ofSeconds(1));
     }
 }

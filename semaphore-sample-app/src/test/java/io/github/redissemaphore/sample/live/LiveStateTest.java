@@ -7,6 +7,9 @@ import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.sample.SampleHttp;
 import io.github.redissemaphore.sample.SharedRedisApplicationTest;
+import io.github.redissemaphore.sample.live.LiveState.CapKeyView;
+import io.github.redissemaphore.sample.live.LiveState.CapSegment;
+import io.github.redissemaphore.sample.live.LiveState.CapView;
 import io.github.redissemaphore.sample.live.LiveState.HolderView;
 import io.github.redissemaphore.sample.live.LiveState.SemaphoreView;
 
@@ -70,6 +73,13 @@ class LiveStateTest extends SharedRedisApplicationTest {
             assertThat(held.body()).contains(mine.permitId());
             assertThat(mine.instance()).isEqualTo(self);
             assertThat(mine.leaseRemainingMillis()).isPositive();
+            // the cap over all tenants shows it too, under its tenant
+            CapView cap = state.exportCap();
+            assertThat(cap).isNotNull();
+            assertThat(cap.name()).isEqualTo("exports");
+            assertThat(cap.limit()).isEqualTo(3);
+            assertThat(cap.segments()).contains(new CapSegment("initech", self));
+            assertThat(cap.keys()).contains(new CapKeyView("initech", 1, 0));
             HolderView theirs = holderOf(state, "reports");
             assertThat(theirs.permitId()).isEqualTo(elsewhere.id());
             assertThat(theirs.fencingToken()).isEqualTo(String.valueOf(elsewhere.fencingToken()));

@@ -118,7 +118,7 @@ class LiveViewBrowserTest {
         browser.get("http://localhost:" + port(instanceA) + "/");
         await().atMost(PHASE).until(() -> read() != null && read().get("instances").equals(2L));
 
-        // Exports of one tenant: one runs, the others are refused at once.
+        // Exports of one tenant: two run (its permits), the others queue behind them.
         browser.findElement(By.cssSelector("#burst-exports button")).click();
         awaitPage(page -> page.get("fired").equals((long) EXPORT_CALLS) && page.get("inProgress").equals(0L));
 

@@ -116,9 +116,11 @@ class ReadmeEndpointsTest extends SharedRedisApplicationTest {
         Stream<String> names = Stream.concat(Stream.of(full), Pattern.compile("_[a-z]+").matcher(name.group(2))
                 .results().map(suffix -> full.substring(0, full.lastIndexOf('_')) + suffix.group()));
         return names.map(series -> ReadmeCheck.named(found.where() + ": " + series, () -> {
-            // an acquisition, a hold and a release of a keyed and a plain semaphore, so every meter exists
+            // an acquisition, a hold and a release of a keyed and a plain semaphore, so every meter exists,
             registry.semaphore("readme").tryAcquire().ifPresent(Permit::release);
             registry.semaphore("readme:acme").tryAcquire().ifPresent(Permit::release);
+            // and a key of the sample's capped semaphore, so the cap's gauges exist
+            registry.cap("exports").semaphore("acme").tryAcquire().ifPresent(Permit::release);
             String scrape = http.send("GET", "/actuator/prometheus", null, null).body();
             // Boot's histogram setting matches by prefix, so the semaphore.acquire histogram of
             // docs/operating.md turns the semaphore.acquire.active long-task timer into a histogram

@@ -6,8 +6,10 @@ import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.sample.SampleHttp;
 import io.github.redissemaphore.sample.SharedRedisApplicationTest;
+import io.github.redissemaphore.sample.exports.ExportService;
 
 import java.net.http.HttpResponse;
+import java.time.Duration;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -15,12 +17,15 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.ApplicationContext;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.test.context.TestPropertySource;
 
 /**
  * The export endpoint's contract over real HTTP: while another instance holds a tenant's export
- * permit, that tenant gets 429 with Retry-After and a problem body; other tenants are unaffected;
- * once the permit is released the tenant is served again.
+ * permits, that tenant gets 429 with Retry-After and a problem body once its wait is over (the
+ * sample's 10 s, none here: the answer is the same after any wait); other tenants are unaffected;
+ * once the permits are released the tenant is served again.
  */
+@TestPropertySource(properties = "distributed-semaphore.semaphores.exports.wait-time=0s")
 class TooManyRequestsTest extends SharedRedisApplicationTest {
 
     @Autowired
@@ -35,6 +40,9 @@ class TooManyRequestsTest extends SharedRedisApplicationTest {
         otherInstanceConnections = redis().connectionFactory();
         otherInstance = SemaphoreRegistry.builder(otherInstanceConnections)
                 .keyPrefix(context.getEnvironment().getRequiredProperty("distributed-semaphore.key-prefix"))
+                // as the fleet configures it: 2 per tenant, 3 of all tenants together
+                .configure(ExportService.SEMAPHORE, context.getBean(SemaphoreRegistry.class)
+                        .settingsOf(ExportService.SEMAPHORE))
                 .build();
     }
 
@@ -45,9 +53,9 @@ class TooManyRequestsTest extends SharedRedisApplicationTest {
     }
 
     @Test
-    void aBusyTenantGets429WithRetryAfterUntilThePermitIsBack() {
+    void aBusyTenantGets429WithRetryAfterUntilThePermitIsBack() throws InterruptedException {
         SampleHttp http = SampleHttp.of(context);
-        Permit held = otherInstance.semaphore("exports:acme").tryAcquire().orElseThrow();
+        Permit held = otherInstance.semaphore("exports:acme").tryAcquire(2, Duration.ZERO).orElseThrow();
 
         HttpResponse<String> refused = http.post("/tenants/acme/exports");
         assertThat(refused.statusCode()).isEqualTo(429);
@@ -57,7 +65,7 @@ class TooManyRequestsTest extends SharedRedisApplicationTest {
         assertThat(refused.body()).contains("\"status\":429", "\"semaphore\":\"exports:acme\"");
 
         assertThat(http.post("/tenants/globex/exports").statusCode())
-                .as("another tenant exports meanwhile").isEqualTo(200);
+                .as("another tenant exports meanwhile, on the third permit of the cap").isEqualTo(200);
 
         held.release();
         HttpResponse<String> served = http.post("/tenants/acme/exports");

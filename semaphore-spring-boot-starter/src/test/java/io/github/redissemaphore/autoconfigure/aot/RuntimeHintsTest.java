@@ -41,7 +41,8 @@ class RuntimeHintsTest {
     private static final List<Class<?>> RESPONSES = List.of(SemaphoresEndpoint.SemaphoresDescriptor.class,
             SemaphoresEndpoint.SemaphoreSummary.class, SemaphoresEndpoint.SemaphoreDescriptor.class,
             SemaphoresEndpoint.HolderDescriptor.class, SemaphoresEndpoint.WaiterDescriptor.class,
-            SemaphoresEndpoint.OtherLimitDescriptor.class, SemaphoresEndpoint.ReleaseDescriptor.class);
+            SemaphoresEndpoint.OtherLimitDescriptor.class, SemaphoresEndpoint.ReleaseDescriptor.class,
+            SemaphoresEndpoint.CapDescriptor.class, SemaphoresEndpoint.KeyDescriptor.class);
 
     private static final ReflectionHintsPredicates REFLECTION = RuntimeHintsPredicates.reflection();
 

@@ -1,5 +1,6 @@
 package io.github.redissemaphore.actuate.health;
 
+import io.github.redissemaphore.actuate.ReportedCaps;
 import io.github.redissemaphore.actuate.SemaphoresHealth;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 
@@ -14,15 +15,23 @@ import org.springframework.boot.actuate.health.Health;
 public class SemaphoresHealthIndicator extends AbstractHealthIndicator {
 
     private final SemaphoreRegistry registry;
+    private final ReportedCaps caps;
 
+    /** Without the caps of capped semaphores. */
     public SemaphoresHealthIndicator(SemaphoreRegistry registry) {
+        this(registry, new ReportedCaps());
+    }
+
+    /** @param caps the caps' figures, a listener of {@code registry} */
+    public SemaphoresHealthIndicator(SemaphoreRegistry registry, ReportedCaps caps) {
         super("Semaphores health check failed");
         this.registry = registry;
+        this.caps = caps;
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        SemaphoresHealth health = SemaphoresHealth.of(registry);
+        SemaphoresHealth health = SemaphoresHealth.of(registry, caps);
         (health.down() ? builder.down() : builder.up()).withDetails(health.details());
     }
 }

@@ -1,5 +1,6 @@
 package io.github.redissemaphore.autoconfigure.health;
 
+import io.github.redissemaphore.actuate.ReportedCaps;
 import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.OnEnabledCondition;
@@ -27,7 +28,17 @@ public final class DistributedSemaphoreHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "semaphoresHealthIndicator")
-    public SemaphoresHealthIndicator semaphoresHealthIndicator(SemaphoreRegistry registry) {
-        return new SemaphoresHealthIndicator(registry);
+    public SemaphoresHealthIndicator semaphoresHealthIndicator(SemaphoreRegistry registry, ReportedCaps caps) {
+        return new SemaphoresHealthIndicator(registry, caps);
+    }
+
+    /**
+     * The caps' figures the health contributor shows, heard as a listener of the registry (which
+     * takes every listener bean), as the health contributor never calls Redis.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public ReportedCaps semaphoresReportedCaps() {
+        return new ReportedCaps();
     }
 }
