@@ -280,6 +280,36 @@ abstract class CappedSemaphoreContract extends SemaphoreTestBase {
     }
 
     @Test
+    void aReleaseOfOneKeyCrossingTheExpiryOfAnotherKeysHolderGivesBothBack() throws Exception {
+        // 1 per key would do; the cap of 2 is what binds: acme's and globex's holders fill it.
+        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(2).withTotalPermits(2);
+        SemaphoreSettings unrenewed = settings.withLeaseTime(Duration.ofMillis(800)).withAutoRenew(false);
+        SemaphoreRegistry expiring = registry(unrenewed);
+        SemaphoreCap releasing = registry(settings).cap(name);
+        for (int round = 0; round < 4; round++) {
+            Permit lapsing = expiring.semaphore(name, "acme", unrenewed).tryAcquire().orElseThrow();
+            Permit released = releasing.semaphore("globex").tryAcquire().orElseThrow();
+            CompletableFuture<Permit> first = releasing.semaphore("initech").acquireAsync(1, LONG_WAIT);
+            CompletableFuture<Permit> second = releasing.semaphore("hooli").acquireAsync(1, LONG_WAIT);
+            int waiting = 2;
+            await().until(() -> releasing.state().waiters().size() == waiting);
+            // The release lands a little before, at or after the lease's end, round by round.
+            Thread.sleep(700 + round * 50L);
+            released.release();
+            Permit one = first.get(10, TimeUnit.SECONDS);
+            Permit two = second.get(10, TimeUnit.SECONDS);
+            assertThat(lapsing.isHeld()).isFalse();
+            SemaphoreState whole = releasing.state();
+            assertThat(whole.used()).as("round " + round).isEqualTo(2);
+            assertThat(whole.holders()).extracting(SemaphoreState.Holder::key).containsExactlyInAnyOrder("initech",
+                    "hooli");
+            one.release();
+            two.release();
+        }
+        assertNothingLeftButExpiringKeys();
+    }
+
+    @Test
     void runtimeLimitsOfAKeyAndOfTheCapApplyToEveryJvm() throws Exception {
         SemaphoreCap cap = registry(CAPPED).cap(name);
         SemaphoreCap otherJvm = registry(CAPPED).cap(name);
