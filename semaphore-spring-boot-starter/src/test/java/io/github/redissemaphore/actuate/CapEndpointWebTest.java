@@ -7,9 +7,6 @@ import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +38,6 @@ import static org.awaitility.Awaitility.await;
 @RedisTest
 class CapEndpointWebTest {
 
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final Duration BOUND = Duration.ofSeconds(20);
 
     private final RedisServer server;
@@ -132,21 +128,22 @@ class CapEndpointWebTest {
         ConfigurableApplicationContext instance = start();
         SemaphoreCap cap = instance.getBean(SemaphoreRegistry.class).cap("exports");
 
-        HttpResponse<String> limitOnTheCap = request(instance, "POST", "/actuator/semaphores/exports", "{\"limit\": 1}");
+        HttpResponse<String> limitOnTheCap = EndpointCalls.send(instance, "POST", "/actuator/semaphores/exports",
+                "{\"limit\": 1}");
         assertThat(limitOnTheCap.statusCode()).isEqualTo(400);
         assertThat(json(limitOnTheCap.body()).<String>read("$.message"))
                 .startsWith("Send {\"totalLimit\": N} to set the runtime cap of all keys of 'exports' together")
                 .contains("POST /actuator/semaphores/exports:<key> with {\"limit\": N}")
                 .endsWith("the request has no \"totalLimit\" (it has \"limit\").");
-        HttpResponse<String> empty = request(instance, "POST", "/actuator/semaphores/exports", "{}");
+        HttpResponse<String> empty = EndpointCalls.send(instance, "POST", "/actuator/semaphores/exports", "{}");
         assertThat(empty.statusCode()).isEqualTo(400);
         assertThat(json(empty.body()).<String>read("$.message")).endsWith("the request has no \"totalLimit\".");
-        HttpResponse<String> outOfRange = request(instance, "POST", "/actuator/semaphores/exports",
+        HttpResponse<String> outOfRange = EndpointCalls.send(instance, "POST", "/actuator/semaphores/exports",
                 "{\"totalLimit\": 0}");
         assertThat(outOfRange.statusCode()).isEqualTo(400);
         assertThat(json(outOfRange.body()).<String>read("$.message"))
                 .isEqualTo("totalLimit must be between 1 and 1000000 (or null to clear it), but was 0");
-        HttpResponse<String> totalOnAPlainOne = request(instance, "POST", "/actuator/semaphores/plain",
+        HttpResponse<String> totalOnAPlainOne = EndpointCalls.send(instance, "POST", "/actuator/semaphores/plain",
                 "{\"totalLimit\": 4}");
         assertThat(totalOnAPlainOne.statusCode()).isEqualTo(400);
         assertThat(json(totalOnAPlainOne.body()).<String>read("$.message"))
@@ -209,22 +206,11 @@ class CapEndpointWebTest {
 
     private static String send(ConfigurableApplicationContext instance, String method, String path, String json)
             throws IOException, InterruptedException {
-        HttpResponse<String> response = request(instance, method, path, json);
+        HttpResponse<String> response = EndpointCalls.send(instance, method, path, json);
         assertThat(response.statusCode()).as("%s %s %s: %s", method, path, json, response.body()).isEqualTo(200);
         return response.body();
     }
 
-    private static HttpResponse<String> request(ConfigurableApplicationContext instance, String method, String path,
-                                                String json) throws IOException, InterruptedException {
-        String port = instance.getEnvironment().getProperty("local.server.port");
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path));
-        if (json == null) {
-            request.method(method, HttpRequest.BodyPublishers.noBody());
-        } else {
-            request.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(json));
-        }
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    }
 
     private static DocumentContext json(String body) {
         return JsonPath.parse(body);

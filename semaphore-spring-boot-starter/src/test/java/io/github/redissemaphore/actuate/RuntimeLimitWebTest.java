@@ -10,9 +10,6 @@ import io.github.redissemaphore.test.RedisTest;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,7 +52,6 @@ import static org.awaitility.Awaitility.await;
 @RedisTest
 class RuntimeLimitWebTest {
 
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final Duration BOUND = Duration.ofSeconds(30);
     /**
      * How soon a grant must reach its waiter when only the grant's own message can bring it: in the
@@ -171,12 +167,13 @@ class RuntimeLimitWebTest {
     void aBadLimitOrAnUnknownSemaphoreIsABadRequest() throws Exception {
         ConfigurableApplicationContext instance = start(3);
         for (String body : List.of("{\"limit\": 0}", "{\"limit\": 1000001}", "{\"limit\": -2}")) {
-            HttpResponse<String> response = send(instance, "POST", "/actuator/semaphores/limited", body);
+            HttpResponse<String> response = EndpointCalls.send(instance, "POST", "/actuator/semaphores/limited", body);
             assertThat(response.statusCode()).as(body).isEqualTo(400);
             assertThat(json(response.body()).<String>read("$.message")).as(body)
                     .startsWith("limit must be between 1 and 1000000 (or null to clear it), but was ");
         }
-        HttpResponse<String> unknown = send(instance, "POST", "/actuator/semaphores/never-used", "{\"limit\": 2}");
+        HttpResponse<String> unknown = EndpointCalls.send(instance, "POST", "/actuator/semaphores/never-used",
+                "{\"limit\": 2}");
         assertThat(unknown.statusCode()).isEqualTo(400);
         assertThat(json(unknown.body()).<String>read("$.message"))
                 .isEqualTo("No semaphore 'never-used' is used or configured in this application");
@@ -294,21 +291,21 @@ class RuntimeLimitWebTest {
     }
 
     private static String get(ConfigurableApplicationContext instance) throws IOException, InterruptedException {
-        HttpResponse<String> response = send(instance, "GET", "/actuator/semaphores/limited", null);
+        HttpResponse<String> response = EndpointCalls.send(instance, "GET", "/actuator/semaphores/limited", null);
         assertThat(response.statusCode()).as("GET: %s", response.body()).isEqualTo(200);
         return response.body();
     }
 
     private static String post(ConfigurableApplicationContext instance, String body)
             throws IOException, InterruptedException {
-        HttpResponse<String> response = send(instance, "POST", "/actuator/semaphores/limited", body);
+        HttpResponse<String> response = EndpointCalls.send(instance, "POST", "/actuator/semaphores/limited", body);
         assertThat(response.statusCode()).as("POST %s: %s", body, response.body()).isEqualTo(200);
         return response.body();
     }
 
     private static HttpResponse<String> sendUnchecked(ConfigurableApplicationContext instance, String json) {
         try {
-            return send(instance, "POST", "/actuator/semaphores/limited", json);
+            return EndpointCalls.send(instance, "POST", "/actuator/semaphores/limited", json);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -317,17 +314,6 @@ class RuntimeLimitWebTest {
         }
     }
 
-    private static HttpResponse<String> send(ConfigurableApplicationContext instance, String method, String path,
-                                             String json) throws IOException, InterruptedException {
-        String port = instance.getEnvironment().getProperty("local.server.port");
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path));
-        if (json == null) {
-            request.method(method, HttpRequest.BodyPublishers.noBody());
-        } else {
-            request.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(json));
-        }
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    }
 
     private static DocumentContext json(String body) {
         return JsonPath.parse(body);
