@@ -1,5 +1,8 @@
 package io.github.redissemaphore.core;
 
+import java.time.Instant;
+import java.util.SortedMap;
+
 /**
  * The shared cap of a capped semaphore: every key of {@code "exports"} ({@code "exports:acme"},
  * {@code "exports:globex"}, ...) holds at most {@link SemaphoreSettings#permits()} permits, and all
@@ -38,6 +41,14 @@ public interface SemaphoreCap {
      * @throws SemaphoreUnavailableException when Redis cannot be reached
      */
     void overrideLimit(int limit);
+
+    /**
+     * @return the caps other JVMs are configured with, where they differ from this JVM's
+     *         {@code totalPermits}, each with when a reply last showed it (kept a while after the
+     *         last sight, as {@link LocalState#otherConfiguredLimits()} keeps a key's); from
+     *         memory, no Redis call
+     */
+    SortedMap<Integer, Instant> otherConfiguredLimits();
 
     /**
      * Clears the cap's runtime limit: each JVM's configured {@code totalPermits} applies again.

@@ -292,6 +292,8 @@ public class SemaphoresEndpoint {
      * @param configuredTotalLimit this JVM's {@code total-permits}
      * @param totalLimitSource     {@code configured} (this JVM's own) or {@code override} (a runtime
      *                             cap set in Redis, followed by every JVM)
+     * @param otherConfiguredTotalLimits the caps other JVMs are configured with, when they differ
+     *                             from this JVM's (seen while no runtime cap was set)
      * @param configuredKeyLimit   this JVM's {@code permits} of each key (a key's runtime limit
      *                             shows in its own view)
      * @param used                 permits held, all keys together, fleet-wide
@@ -300,7 +302,7 @@ public class SemaphoresEndpoint {
      * @param keys                 each key that holds or waits, by key
      */
     public record CapDescriptor(String name, int totalLimit, int configuredTotalLimit, String totalLimitSource,
-                                int configuredKeyLimit, int used, int available, int waiting,
+                                List<OtherLimitDescriptor> otherConfiguredTotalLimits, int configuredKeyLimit, int used, int available, int waiting,
                                 List<KeyDescriptor> keys) implements SemaphoreView {
 
         /** Reads the cap in Redis (one call) and sorts its holders and waiters by key. */
@@ -316,7 +318,9 @@ public class SemaphoresEndpoint {
             keys.addAll(waiters.keySet());
             List<KeyDescriptor> described = keys.stream().map(key -> KeyDescriptor.of(cap.name(), key,
                     holders.getOrDefault(key, List.of()), waiters.getOrDefault(key, List.of()))).toList();
-            return new CapDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(),
+            List<OtherLimitDescriptor> others = cap.otherConfiguredLimits().entrySet().stream()
+                    .map(other -> new OtherLimitDescriptor(other.getKey(), other.getValue().toString())).toList();
+            return new CapDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(), others,
                     cap.settings().permits(), state.used(), state.available(), state.waiters().size(), described);
         }
     }

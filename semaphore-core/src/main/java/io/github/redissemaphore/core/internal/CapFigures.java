@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -44,7 +45,7 @@ final class CapFigures {
     /** @return the other caps of {@code baseName} seen lately in other JVMs, each with when it was last seen */
     SortedMap<Integer, Instant> otherConfiguredLimits(String baseName) {
         Cap cap = caps.get(baseName);
-        return cap == null ? new java.util.TreeMap<>() : cap.mismatch().others();
+        return cap == null ? new TreeMap<>() : cap.mismatch().others();
     }
 
     private record Cap(NewestUsage newest, LimitMismatch mismatch) {

@@ -9,6 +9,9 @@ import io.github.redissemaphore.core.internal.redis.OverrideScript;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.internal.redis.StateScript;
 
+import java.time.Instant;
+import java.util.SortedMap;
+
 import org.slf4j.Logger;
 
 /**
@@ -56,6 +59,11 @@ final class DefaultSemaphoreCap implements SemaphoreCap {
                 DefaultRedisSemaphore.STATE_LIST_LIMIT));
         context.caps().seen(name, settings, read.usage());
         return read.asCap(settings.totalPermits());
+    }
+
+    @Override
+    public SortedMap<Integer, Instant> otherConfiguredLimits() {
+        return context.caps().otherConfiguredLimits(name);
     }
 
     @Override

@@ -122,6 +122,7 @@ class LimitMismatchTest {
             small.semaphore(capped, tenant, small.settingsOf(capped)).state();
         }
         assertThat(warnings("with total permits 4 (its cap over all keys) in this JVM but with 6")).hasSize(1);
+        assertThat(small.cap(capped).otherConfiguredLimits()).containsOnlyKeys(6);
         assertThat(warnings("with 2 permits in this JVM but with 3")).singleElement().asString()
                 .contains("said once for every semaphore '" + capped + ":<key>'");
     }
