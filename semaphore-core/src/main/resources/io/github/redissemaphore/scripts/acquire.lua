@@ -54,15 +54,16 @@ if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] =
     end
     local token = string.format('%d', seq)
     redis.call('ZADD', DEADLINES, string.format('%d', deadline), ID)
-    local tail = ' ' .. given .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 ' .. token
+    -- (Each reply one concatenation: a text built in parts costs a string per part.)
     if HEADS then
       redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used',
           string.format('%d', S[1] + count), ' seq', token, ' k:' .. KEY, string.format('%d 0 - 0', KEY_USED + count))
-      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. tail
+      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. ' ' .. given .. ' ' .. S[5]
+          .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 ' .. token
     end
     redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used',
         string.format('%d', S[1] + count), ' seq', token)
-    return S[1] .. tail
+    return S[1] .. ' ' .. given .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 ' .. token
   end
 end
 --@include _args.lua

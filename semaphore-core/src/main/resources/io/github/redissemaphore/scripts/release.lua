@@ -39,7 +39,7 @@ if S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED and S[7] and ARGV[3] =
       used = 0
     end
     redis.call('ZREM', DEADLINES, ID)
-    local tail = ' -' .. count .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 0'
+    -- (Each reply one concatenation: a text built in parts costs a string per part.)
     if HEADS then
       -- (The key's field goes with its last permit: an idle key leaves nothing behind.)
       local left = KEY_USED - count
@@ -50,11 +50,12 @@ if S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED and S[7] and ARGV[3] =
         redis.call('HDEL', STATE, ID, ' k:' .. KEY)
         redis.call('HSET', STATE, ' used', string.format('%d', used))
       end
-      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. tail
+      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. ' -' .. count .. ' ' .. S[5]
+          .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 0'
     end
     redis.call('HDEL', STATE, ID)
     redis.call('HSET', STATE, ' used', string.format('%d', used))
-    return S[1] .. tail
+    return S[1] .. ' -' .. count .. ' ' .. S[5] .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 0'
   end
 end
 --@include _args.lua
