@@ -140,7 +140,8 @@ abstract class CappedSemaphoreContract extends SemaphoreTestBase {
         }
         // The flood's 5 calls started together and each holds for one hold time: they end spread
         // over it, here a fifth of it apart. The flood's own waiters get what the small tenants do not.
-        Duration hold = Duration.ofSeconds(1);
+        // (Two seconds: a fifth of it between the ends leaves a loaded machine room for each grant.)
+        Duration hold = Duration.ofSeconds(2);
         long firstFreed = System.nanoTime();
         long[] freed = new long[3];
         for (int i = 0; i < 3; i++) {
