@@ -195,8 +195,9 @@ class AclLeastPrivilegeTest {
             clientsDuringTheRun.addAll(SecuredContexts.clients(server));
         }));
 
-        // every connection of the two instances was the restricted user's, subscriber included
-        assertThat(clientsDuringTheRun).isNotEmpty()
+        // every connection of the two instances was the restricted user's, subscriber included (one
+        // caught while it was being opened has run no command yet, and shows the default user)
+        assertThat(clientsDuringTheRun).filteredOn(SecuredContexts::ranACommand).isNotEmpty()
                 .allSatisfy(line -> assertThat(SecuredContexts.clientField(line, "user")).isEqualTo(APP))
                 .anySatisfy(line -> assertThat(SecuredContexts.clientField(line, "sub")).isEqualTo("1"));
         // closing the subscriptions (UNSUBSCRIBE, PING) is traffic too: wait for the connections to go

@@ -84,6 +84,16 @@ final class SecuredContexts {
                 .toList();
     }
 
+    /**
+     * @return whether the client of a {@code CLIENT LIST} line has run a command: one that has not
+     *         is still in its TLS handshake or before its {@code AUTH}/{@code HELLO}, and shows as
+     *         {@code user=default} until then (on a loaded machine a listing can catch a connection
+     *         being opened, or one whose failed handshake the server has not yet seen closed)
+     */
+    static boolean ranACommand(String line) {
+        return !line.contains(" cmd=NULL ");
+    }
+
     /** @return the value of {@code field} in a {@code CLIENT LIST} line */
     static String clientField(String line, String field) {
         for (String pair : line.split(" ")) {
