@@ -25,6 +25,8 @@
 --                    One HMGET reads all a call needs, the caller's own record included, and one
 --                    HSET writes it back.
 --   3 queue     ZSET waiter id -> ticket (arrival order)
+-- A capped semaphore has two keys more (4 heads, 5 ready), its ids stored as "<key> <id>", and
+-- ARGV[1] "<cap> <key limit> <key>": see _keys.lua, which keeps its two levels on top of I1..I6.
 -- ARGV[1]: the limit (permits) the caller is configured with; the rest is the script's own. The
 -- limit of the call (LIMIT) is the override when one is set, else ARGV[1] (I6). A script checks
 -- its arguments before its first write; one that equals what the state holds (the limit of the
