@@ -37,8 +37,8 @@ do
       redis.call('HDEL', STATE, unpack(gone))
     end
     -- The key limit of this call, which the next caller compares with its own (limit mismatch).
-    if S[9] ~= KEY_LIMIT_ARG then
-      SETS[n + 1], SETS[n + 2] = ' each', KEY_LIMIT_ARG
+    if S[9] ~= EACH_TEXT then
+      SETS[n + 1], SETS[n + 2] = ' each', EACH_TEXT
       n = n + 2
     end
   end
@@ -69,7 +69,7 @@ do
   local limits = KEY_OVERRIDES > 0
       and string.format('%d %d %d %d', CONFIGURED, OVERRIDE or 0, MOST, KEY_OVERRIDES)
       or (OVERRIDE or MOST > CONFIGURED) and string.format('%d %d %d', CONFIGURED, OVERRIDE or 0, MOST)
-      or LIMIT_ARG
+      or CAP_TEXT
   if limits ~= LIMITS then
     SETS[n + 1], SETS[n + 2] = ' limits', limits
     n = n + 2
@@ -121,7 +121,7 @@ end
 -- (each 0 when none), from which the caller learns of a mismatch or of the runtime limit. Built
 -- in one go: the table ends at the first own entry the script left nil.
 local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS and EARLIEST - NOW_MS or 0),
-            (OVERRIDE or LAST_LIMIT ~= LIMIT_ARG)
+            (OVERRIDE or LAST_LIMIT ~= CAP_TEXT)
                 and (LAST_LIMIT or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0') or 0,
             OWN1, OWN2, OWN3, OWN4 }
 -- A capped semaphore's call about one key answers that key's used and waiters, and always the

@@ -33,6 +33,7 @@ local KS, KLIST = nil, nil
 -- Records this call removes, deleted with the fields of keys gone idle in one HDEL (_finish.lua).
 local DROPS = nil
 local keyState, touch, refreshKey, serveKeys, joinedFirst = nil, nil, nil, nil, nil
+local waiterLeft, splitMember = nil, nil
 -- Whether this call wrote to ready (a zset that empties is deleted, so one written anew needs its TTL).
 local READY_WRITTEN = false
 if HEADS then
@@ -62,6 +63,19 @@ if HEADS then
     local ks = keyState(k)
     ks.dirty, ks.head = true, nil
     return ks
+  end
+
+  -- A member "<key> <id>" as its key and its id.
+  splitMember = function(member)
+    return string.match(member, '^(%S+) (%S+)$')
+  end
+
+  -- Waiter id of key k, its queue ticket given, leaves heads and its key's count (K2); its queue
+  -- entry, deadline and record are the caller's to remove.
+  waiterLeft = function(k, id, ticket)
+    redis.call('ZREM', HEADS, k .. ' ' .. string.format('%d', ticket) .. ' ' .. id)
+    local ks = touch(k)
+    ks.waiters = ks.waiters - 1
   end
 
   -- The limit of key k: its runtime limit, else the caller's.

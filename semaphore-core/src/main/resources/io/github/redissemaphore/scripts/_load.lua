@@ -1,11 +1,10 @@
 -- Shared part 3 (see _args.lua): makes sense of what _read.lua read, and nothing written.
 -- The caller's configured limit: the text the last call stored (and checked), or checked now. Of a
--- capped semaphore, the limit of the cap (its text is what ' limits' keeps), and KEY_LIMIT that of
--- each key (1..the cap).
-local LIMIT_ARG, CONFIGURED, KEY_LIMIT, KEY_LIMIT_ARG = ARGV[1], nil, nil, nil
+-- capped semaphore, the limit of the cap (CAP_TEXT, read out of ARGV[1] by _read.lua, is what
+-- ' limits' keeps), and KEY_LIMIT that of each key (EACH_TEXT, 1..the cap).
+local CONFIGURED, KEY_LIMIT = nil, nil
 if HEADS then
-  local total, each = string.match(ARGV[1], '^(%d+) (%d+)')
-  LIMIT_ARG, CONFIGURED, KEY_LIMIT, KEY_LIMIT_ARG = total, total + 0, each + 0, each
+  CONFIGURED, KEY_LIMIT = CAP_TEXT + 0, EACH_TEXT + 0
   if CONFIGURED < 1 or CONFIGURED > 1000000 or KEY_LIMIT < 1 or KEY_LIMIT > CONFIGURED then
     error('semaphore script: ARGV[1] must start with "<total limit> <key limit>", integers within 1..1000000'
         .. ' and 1..the total limit, but was ' .. ARGV[1], 0)
@@ -25,7 +24,7 @@ local EARLIEST = (S[5] or 0) + 0
 -- (KEY_OVERRIDES; see _keys.lua), which keeps the state key as an override does (I6).
 local LIMITS = S[6]
 local LAST_LIMIT, OVERRIDE, MOST, KEY_OVERRIDES = LIMITS, nil, CONFIGURED, 0
-if LIMITS ~= LIMIT_ARG then
+if LIMITS ~= CAP_TEXT then
   local last, override, most, keyed = string.match(LIMITS or '0', '^(%d+) ?(%d*) ?(%d*) ?(%d*)$')
   LAST_LIMIT = LIMITS and last
   -- I6: the operator's limit, when set, is the limit of this call (the override script changes it).

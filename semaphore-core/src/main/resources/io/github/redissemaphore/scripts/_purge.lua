@@ -50,7 +50,10 @@ if EARLIEST > 0 and EARLIEST <= NOW_MS then
     for i = 1, #ids do
       local count, token = string.match(recs[i] or '', '^(%d+) %d+ %d+ (%d+) ')
       -- (A capped semaphore's member names its key: K1, K2.)
-      local k = HEADS and string.match(ids[i], '^(%S+) ')
+      local k, id = nil, nil
+      if HEADS then
+        k, id = splitMember(ids[i])
+      end
       if token and token ~= '0' then
         USED = USED - count
         if k then
@@ -61,9 +64,7 @@ if EARLIEST > 0 and EARLIEST <= NOW_MS then
         waiters[#waiters + 1] = ids[i]
         local ticket = k and token and redis.call('ZSCORE', QUEUE, ids[i])
         if ticket then
-          redis.call('ZREM', HEADS, k .. ' ' .. string.format('%d', ticket) .. ' ' .. string.sub(ids[i], #k + 2))
-          local ks = touch(k)
-          ks.waiters = ks.waiters - 1
+          waiterLeft(k, id, ticket)
         end
       end
       if ids[i] == ID then

@@ -126,8 +126,7 @@ elseif count > LIMIT or (ks and count > keyLimit) then
     WAITERS = WAITERS - 1
     regrant = true
     if ks then
-      redis.call('ZREM', HEADS, KEY .. ' ' .. string.format('%d', ticket) .. ' ' .. ARGV[2])
-      touch(KEY).waiters = ks.waiters - 1
+      waiterLeft(KEY, ARGV[2], ticket)
     end
   end
   OWN1, OWN2 = 0, 0

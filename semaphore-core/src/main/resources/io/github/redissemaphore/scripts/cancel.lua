@@ -38,9 +38,7 @@ elseif token or WAITERS > 0 then
   -- A waiter (or a queue entry whose record a hand outside the scripts removed).
   local ticket = HEADS and KEY and redis.call('ZSCORE', QUEUE, ID)
   if ticket then
-    redis.call('ZREM', HEADS, KEY .. ' ' .. string.format('%d', ticket) .. ' ' .. ARGV[2])
-    local ks = touch(KEY)
-    ks.waiters = ks.waiters - 1
+    waiterLeft(KEY, ARGV[2], ticket)
   end
   WAITERS = WAITERS - redis.call('ZREM', QUEUE, ID)
   redis.call('ZREM', DEADLINES, ID)

@@ -53,7 +53,7 @@ if #entries > 0 then
       sum = sum + count
       local k, plain = nil, id
       if HEADS then
-        k, plain = string.match(id, '^(%S+) (%S+)$')
+        k, plain = splitMember(id)
       end
       if #holders < most and (not KEY or k == KEY) then
         holders[#holders + 1] = { plain, count + 0, token + 0, owner, deadlines[i] - NOW_MS, k }
@@ -82,7 +82,7 @@ if #waiting > 0 then
     local count, owner = string.match(recs[i] or '', '^(%d+) %d+ %d+ %d+ %S+ (.*)$')
     local k, plain = nil, id
     if HEADS then
-      k, plain = string.match(id, '^(%S+) (%S+)$')
+      k, plain = splitMember(id)
     end
     queued[#queued + 1] = { plain, count and count + 0 or 0, owner or '', k }
   end

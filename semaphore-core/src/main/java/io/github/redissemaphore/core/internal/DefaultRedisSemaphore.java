@@ -142,8 +142,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public SemaphoreState state() {
-        StateScript.Read reply = context.runner().call(identity.keys(), new StateScript(name(), identity.baseName(), identity.limit(),
-                STATE_LIST_LIMIT));
+        StateScript.Read reply = context.runner().call(identity.keys(), new StateScript(name(), identity.baseName(),
+                identity.limit(), STATE_LIST_LIMIT));
         figures.seen(reply.usage());
         return reply.state();
     }

@@ -139,7 +139,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.waiterTick = waiterTick;
         this.inbox = InboxChoice.of(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
         this.context = new SemaphoreContext(commands, replicas, this.scheduler, retries, callbacks, this.listeners,
-                observations, inbox, limitMismatches, new CapFigures(this.listeners, limitMismatches), waiterHeartbeat, waiterTick, () -> closed);
+                observations, inbox, limitMismatches, new CapFigures(this.listeners, limitMismatches), waiterHeartbeat,
+                waiterTick, () -> closed);
     }
 
     @Override

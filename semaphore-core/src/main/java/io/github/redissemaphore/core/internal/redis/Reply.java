@@ -22,6 +22,8 @@ public final class Reply {
      * the limits (0, or the text "previous override").
      */
     private static final int OWN = 5;
+    /** How many numbers the limits entry of a capped semaphore's reply has (see {@link #cappedUsage}). */
+    private static final int CAPPED_LIMITS = 7;
 
     private final List<Object> values;
 
@@ -45,9 +47,11 @@ public final class Reply {
         Object limits = 0L;
         if (at > 0) {
             long capUsed = Math.max(0, Long.parseLong(parts[1]) + delta);
-            limits = (parts[2] + " 0 " + capUsed + " 0 0 " + parts[2] + " " + parts[3]).getBytes(StandardCharsets.UTF_8);
+            limits = (parts[2] + " 0 " + capUsed + " 0 0 " + parts[2] + " " + parts[3])
+                    .getBytes(StandardCharsets.UTF_8);
         }
-        List<Object> values = new ArrayList<>(List.of(used, 0L, serverMicros, nextMillis - serverMicros / 1000, limits));
+        List<Object> values = new ArrayList<>(
+                List.of(used, 0L, serverMicros, nextMillis - serverMicros / 1000, limits));
         for (int i = at + 5; i < parts.length; i++) {
             values.add(Long.parseLong(parts[i]));
         }
@@ -59,18 +63,17 @@ public final class Reply {
      * @return the figures every script returns
      */
     Usage usage(int configured) {
-        int previous = configured;
-        int override = 0;
-        if (!(values.get(4) instanceof Number) && text(values.get(4)).chars().filter(c -> c == ' ').count() == 6) {
-            return cappedUsage(configured);
+        if (values.get(4) instanceof Number) {
+            return new Usage((int) at(0), configured, (int) at(1), at(2), at(3), configured, 0);
         }
-        if (!(values.get(4) instanceof Number)) {
-            // "<configured limit of the previous call> <override>", each 0 when none
-            String limits = text(values.get(4));
-            int space = limits.indexOf(' ');
-            previous = Integer.parseInt(limits.substring(0, space));
-            override = Integer.parseInt(limits.substring(space + 1));
+        // "<configured limit of the previous call> <override>", each 0 when none; a capped
+        // semaphore's carries its cap's figures too (see cappedUsage)
+        String[] limits = text(values.get(4)).split(" ");
+        if (limits.length == CAPPED_LIMITS) {
+            return cappedUsage(configured, limits);
         }
+        int previous = Integer.parseInt(limits[0]);
+        int override = Integer.parseInt(limits[1]);
         return new Usage((int) at(0), override > 0 ? override : configured, (int) at(1), at(2), at(3), previous,
                 override);
     }
@@ -81,15 +84,14 @@ public final class Reply {
      * cap of the call> <configured permits per key of the previous call>". The key's own limit is
      * the caller's configured permits unless it has a runtime limit.
      */
-    private Usage cappedUsage(int configured) {
-        String[] limits = text(values.get(4)).split(" ");
+    private Usage cappedUsage(int configured, String[] limits) {
         int keyOverride = Integer.parseInt(limits[4]);
-        int capOverride = Integer.parseInt(limits[1]);
-        int capConfigured = Integer.parseInt(limits[0]);
         int previousPermits = Integer.parseInt(limits[6]);
+        int capOverride = Integer.parseInt(limits[1]);
+        Usage.Total total = new Usage.Total(Integer.parseInt(limits[2]), Integer.parseInt(limits[5]),
+                Integer.parseInt(limits[3]), Integer.parseInt(limits[0]), capOverride);
         return new Usage((int) at(0), keyOverride > 0 ? keyOverride : configured, (int) at(1), at(2), at(3),
-                previousPermits > 0 ? previousPermits : configured, keyOverride, new Usage.Total(Integer.parseInt(limits[2]), Integer.parseInt(limits[5]),
-                        Integer.parseInt(limits[3]), capConfigured, capOverride));
+                previousPermits > 0 ? previousPermits : configured, keyOverride, total);
     }
 
     /** @return the script's own entry {@code index} (from 0), a number */

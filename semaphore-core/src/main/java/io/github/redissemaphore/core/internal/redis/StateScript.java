@@ -62,7 +62,8 @@ public record StateScript(String name, String baseName, int limit, int most)
             List<?> h = (List<?>) entry;
             holders.add(new SemaphoreState.Holder(Reply.text(h.get(0)), (int) Reply.number(h.get(1)),
                     Reply.number(h.get(2)), Reply.text(h.get(3)),
-                    Duration.ofMillis(Math.max(Reply.number(h.get(4)), 0)), h.size() > 5 ? Reply.text(h.get(5)) : null));
+                    Duration.ofMillis(Math.max(Reply.number(h.get(4)), 0)),
+                    h.size() > 5 ? Reply.text(h.get(5)) : null));
         }
         List<SemaphoreState.Waiter> waiters = new ArrayList<>();
         for (Object entry : reply.list(1)) {
