@@ -7,6 +7,7 @@ import java.time.Duration;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
@@ -36,13 +37,13 @@ public class SemaphoreExceptionHandler {
 
     private static final Log logger = LogFactory.getLog(SemaphoreExceptionHandler.class);
 
-    private final String retryAfterSeconds;
+    private final @Nullable String retryAfterSeconds;
 
     /**
      * @param retryAfter what both answers advise in {@code Retry-After}, rounded up to whole seconds;
      *                   null for no {@code Retry-After}
      */
-    public SemaphoreExceptionHandler(Duration retryAfter) {
+    public SemaphoreExceptionHandler(@Nullable Duration retryAfter) {
         this.retryAfterSeconds = retryAfter == null ? null
                 : String.valueOf(Math.max(1, (retryAfter.toMillis() + 999) / 1000));
     }
