@@ -22,7 +22,10 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * both) as RFC 9457 problem details: {@link SemaphoreRejectedException}, no permit within the wait,
  * is {@code 429 Too Many Requests}; {@link SemaphoreUnavailableException}, Redis unreachable or the
  * application shutting down, is {@code 503 Service Unavailable}. Each names the semaphore in the
- * {@code semaphore} member; a 503 says nothing of the cause, which names servers and is for the log.
+ * {@code semaphore} member. A 503 carries a short {@code cause} a client may show ("Redis did not
+ * answer in time", "Redis refused a command the semaphore needs", ...); the full message, which
+ * names servers, users and ACL rules, is for the log: the library logs it at WARN, once a minute per
+ * semaphore and cause, and this handler every call at DEBUG.
  *
  * <p>It has the lowest precedence: a handler of the controller itself, or any advice of the
  * application that handles the exception (one for {@code Exception} included), answers instead.
@@ -68,6 +71,7 @@ public class SemaphoreExceptionHandler {
                 e.getSemaphoreName().map(name -> "Semaphore '" + name + "' is unavailable").orElse("Unavailable")
                         + "; try again later");
         e.getSemaphoreName().ifPresent(name -> problem.setProperty("semaphore", name));
+        problem.setProperty("cause", UnavailableCause.of(e).text());
         return answer(problem);
     }
 

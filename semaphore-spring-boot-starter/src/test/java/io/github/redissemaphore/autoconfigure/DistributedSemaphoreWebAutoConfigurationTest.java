@@ -22,6 +22,7 @@ import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.servlet.DispatcherServlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 /**
  * When the 429/503 answers are configured: in a Spring MVC or WebFlux application, unless switched
@@ -99,7 +100,7 @@ class DistributedSemaphoreWebAutoConfigurationTest {
                     .unavailable(new SemaphoreUnavailableException("The semaphore registry is closed"));
             assertThat(answer.getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
             assertThat(answer.getBody().getDetail()).isEqualTo("Unavailable; try again later");
-            assertThat(answer.getBody().getProperties()).isNull();
+            assertThat(answer.getBody().getProperties()).containsOnly(entry("cause", "the service is shutting down"));
         });
     }
 }

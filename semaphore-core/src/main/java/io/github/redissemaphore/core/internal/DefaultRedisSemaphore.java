@@ -190,12 +190,17 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             return liveSemaphores.live(identity).start(permits, maxWait, leaseTime, async);
         }
         Runnable started = once(ledger::started);
+        PendingAcquisition pending;
         try {
-            return acquisitions.begin(permits, maxWait, leaseTime, async, started);
+            pending = acquisitions.begin(permits, maxWait, leaseTime, async, started);
         } catch (RuntimeException | Error e) {
             started.run();
+            UnavailableWarnings.JVM.heard(identity.baseName(), e);
             throw e;
         }
+        // Whatever the caller hears of an unavailable Redis is said at WARN too (once a minute per cause).
+        pending.future.whenComplete((permit, failure) -> UnavailableWarnings.JVM.heard(identity.baseName(), failure));
+        return pending;
     }
 
     /** @return {@code action}, run by the first call only: each start is counted down exactly once */

@@ -6,6 +6,7 @@ import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -20,6 +21,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 import org.springframework.scheduling.TaskScheduler;
+import org.springframework.util.backoff.BackOffExecution;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -33,7 +35,7 @@ final class JvmInbox implements Inbox {
     private static final Logger log = LoggerFactory.getLogger(JvmInbox.class);
     private static final Duration RETRY = Duration.ofSeconds(1);
 
-    private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+    private final RedisMessageListenerContainer container = new QuietOnRefusal();
     /** Only times the retries: a subscription blocks (up to the container's wait), so it never runs here. */
     private final TaskScheduler scheduler;
     /** Where a retry subscribes: the registry's callback pool, whose threads nothing else waits for. */
@@ -162,6 +164,25 @@ final class JvmInbox implements Inbox {
             });
         } catch (RejectedExecutionException e) {
             // the registry is closing
+        }
+    }
+
+    /**
+     * Spring's listener container, but a subscription Redis refuses (an ACL without the channel,
+     * an error reply) fails its start without a word: the container would log an ERROR with a
+     * stack trace at each try, about every second, while {@link #start} says it once at WARN and
+     * {@link #retry} tries again quietly. A lost connection keeps the container's own recovery.
+     */
+    private static final class QuietOnRefusal extends RedisMessageListenerContainer {
+
+        @Override
+        protected void handleSubscriptionException(CompletableFuture<Void> future, BackOffExecution backOff,
+                                                   Throwable cause) {
+            if (Refusal.of(cause, null) != null) {
+                future.completeExceptionally(cause);
+                return;
+            }
+            super.handleSubscriptionException(future, backOff, cause);
         }
     }
 
