@@ -121,6 +121,7 @@ public final class SemaphoreBenchmark {
         printMachine(server, stats, options);
         recordVersions(figures.section("run"), server, stats, options);
         if (options.runs("throughput")) {
+            loadAtStart(figures.section("throughput"));
             List<Throughput.Result> results = new ArrayList<>();
             for (Contender contender : List.of(ours, expirable, plain, floor)) {
                 results.add(Throughput.measure(contender, options, stats));
@@ -129,6 +130,7 @@ public final class SemaphoreBenchmark {
             Throughput.record(results, options, figures.section("throughput"));
         }
         if (options.runs("handoff")) {
+            loadAtStart(figures.section("handoff"));
             long[] ping = stats.pingMicros(options.handoffWarmup(), options.handoffs());
             List<HandOff.Result> results = new ArrayList<>();
             results.add(HandOff.measure(ours, oursPeer, options));
@@ -138,6 +140,7 @@ public final class SemaphoreBenchmark {
             HandOff.record(ping, results, options, figures.section("handoff"));
         }
         if (options.runs("waiters")) {
+            loadAtStart(figures.section("waiting"));
             List<IdleWaiters.Result> results = new ArrayList<>();
             results.add(IdleWaiters.measure(ours, oursPeer, options, stats));
             results.add(IdleWaiters.measure(expirable, expirablePeer, options, stats));
@@ -146,6 +149,7 @@ public final class SemaphoreBenchmark {
             IdleWaiters.record(results, options, figures.section("waiting"));
         }
         if (options.runs("holders")) {
+            loadAtStart(figures.section("scaling"));
             HolderScaling.Clients clients = new HolderScaling.Clients(server.connectionFactory(),
                     server.connectionFactory(), Contender.ours(registry, SemaphoreSettings.DEFAULTS.withFair(false)),
                     Contender.permitExpirable(redissonPeer, Duration.ofMinutes(10)), expirable);
@@ -157,6 +161,7 @@ public final class SemaphoreBenchmark {
             HolderScaling.record(rows, options, figures.section("scaling"));
         }
         if (options.runs("renewal")) {
+            loadAtStart(figures.section("renewal"));
             RedisConnectionFactory factory = server.connectionFactory();
             int permits = options.renewalPermits();
             List<Renewal.Result> results = new ArrayList<>();
@@ -166,6 +171,7 @@ public final class SemaphoreBenchmark {
             Renewal.record(results, figures.section("renewal"));
         }
         if (options.runs("rediscost")) {
+            loadAtStart(figures.section("redisCost"));
             RedisCost.run(options, toClose, figures.section("redisCost"));
         }
     }
@@ -189,6 +195,11 @@ public final class SemaphoreBenchmark {
                 + " Redisson %s with a %d-connection pool; floor on Lettuce, one shared connection%n",
                 Redisson.class.getPackage().getImplementationVersion(), options.redissonPool());
         System.out.printf("Options: %s%n", options.describe());
+    }
+
+    /** Puts the load average as a measure starts: the machine is shared, and its load moves during a run. */
+    private static void loadAtStart(ObjectNode section) {
+        Machine.loads(section.putArray("loadAverageAtStart"), Machine.loadAverage());
     }
 
     /** Puts the Java, Redis and Redisson versions and the clients into the results file's {@code run}. */
