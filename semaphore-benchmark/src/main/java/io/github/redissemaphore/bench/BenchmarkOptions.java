@@ -1,9 +1,15 @@
 package io.github.redissemaphore.bench;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
+
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * What to run and for how long, from system properties ({@code -Dbench.rounds=5} on the Maven
@@ -26,11 +32,17 @@ import java.util.TreeSet;
  * @param costPairs       uncontended acquire + release pairs counted per contender by the Redis-cost measure
  * @param costContendedPairs completed pairs counted per contender in its contended case
  * @param measures        which measures to run: throughput, handoff, waiters, holders, renewal, rediscost
+ * @param results         the results file to write the figures to once the run is over ({@code bench.results},
+ *                        relative to the directory the command runs in); null, the default, writes none, so
+ *                        that a short run (CI's) never replaces the repository's docs/benchmark-results.json
  */
 record BenchmarkOptions(int rounds, Duration roundDuration, int[] threads, int redissonPool, int handoffs,
                         Duration settle, int waiters, Duration waitWindow, int[] holders, int scalingWaiters,
                         int scalingPairs, int renewalPermits, int renewalTicks, int costPairs,
-                        int costContendedPairs, Set<String> measures) {
+                        int costContendedPairs, Set<String> measures, @Nullable Path results) {
+
+    /** Maven's main class: the benchmark runs in Maven's JVM (exec:java), whose arguments are the mvn command's. */
+    private static final String MAVEN_LAUNCHER = "org.codehaus.plexus.classworlds.launcher.Launcher";
 
     static final Set<String> ALL = Set.of("throughput", "handoff", "waiters", "holders", "renewal", "rediscost");
 
@@ -56,7 +68,8 @@ record BenchmarkOptions(int rounds, Duration roundDuration, int[] threads, int r
                 number("renewalTicks", 3),
                 positive("costPairs", 2000),
                 positive("costContendedPairs", 2000),
-                measures);
+                measures,
+                text("results", "").isEmpty() ? null : Path.of(text("results", "")));
     }
 
     /** @return whether the measure of that name is to run */
@@ -73,9 +86,54 @@ record BenchmarkOptions(int rounds, Duration roundDuration, int[] threads, int r
     String describe() {
         return String.format("bench.rounds=%d bench.seconds=%s bench.threads=%s bench.handoffs=%d bench.waiters=%d"
                         + " bench.waitSeconds=%s bench.holders=%s bench.pairs=%d bench.renewalPermits=%d"
-                        + " bench.renewalTicks=%d bench.costPairs=%d bench.costContendedPairs=%d", rounds,
+                        + " bench.renewalTicks=%d bench.costPairs=%d bench.costContendedPairs=%d bench.results=%s", rounds,
                 roundDuration.toMillis() / 1000.0, join(threads), handoffs, waiters, waitWindow.toMillis() / 1000.0,
-                join(holders), scalingPairs, renewalPermits, renewalTicks, costPairs, costContendedPairs);
+                join(holders), scalingPairs, renewalPermits, renewalTicks, costPairs, costContendedPairs,
+                results == null ? "(none)" : results);
+    }
+
+    /** Puts every option, by its property name less "bench.", defaults included. */
+    void record(ObjectNode into) {
+        into.put("rounds", rounds);
+        into.put("seconds", roundDuration.toMillis() / 1000.0);
+        into.put("threads", join(threads));
+        into.put("redissonPool", redissonPool);
+        into.put("handoffs", handoffs);
+        into.put("settleMillis", settle.toMillis());
+        into.put("waiters", waiters);
+        into.put("waitSeconds", waitWindow.toMillis() / 1000.0);
+        into.put("holders", join(holders));
+        into.put("scalingWaiters", scalingWaiters);
+        into.put("pairs", scalingPairs);
+        into.put("renewalPermits", renewalPermits);
+        into.put("renewalTicks", renewalTicks);
+        into.put("costPairs", costPairs);
+        into.put("costContendedPairs", costContendedPairs);
+        into.put("measures", String.join(",", measures));
+        into.put("results", results == null ? null : results.toString());
+    }
+
+    /**
+     * @return the command this run was started with: the mvn command line when it runs in Maven's JVM
+     *         (as {@code ./mvnw ...}: the wrapper hands its arguments on), else {@code java}, the
+     *         {@code bench.*} properties set and this class
+     */
+    static String command() {
+        String java = System.getProperty("sun.java.command", "");
+        if (java.startsWith(MAVEN_LAUNCHER)) {
+            return "./mvnw" + java.substring(MAVEN_LAUNCHER.length());
+        }
+        StringBuilder command = new StringBuilder("java");
+        properties().forEach((name, value) -> command.append(" -D").append(name).append('=').append(value));
+        return command.append(' ').append(SemaphoreBenchmark.class.getName()).toString();
+    }
+
+    /** @return the {@code bench.*} system properties set, by name: those that differ from the defaults */
+    static Map<String, String> properties() {
+        Map<String, String> set = new TreeMap<>();
+        System.getProperties().stringPropertyNames().stream().filter(name -> name.startsWith("bench."))
+                .forEach(name -> set.put(name, System.getProperty(name)));
+        return set;
     }
 
     private static String join(int[] values) {

@@ -35,6 +35,9 @@ interface Contender {
     /** @return the name of the implementation, as printed */
     String label();
 
+    /** @return its name in the results file: a JSON key, e.g. "ours", "redissonPermitExpirable" */
+    String key();
+
     /** @return a semaphore of that name with that many permits, created in Redis if it is new */
     Handle semaphore(String name, int permits);
 
@@ -92,6 +95,11 @@ interface Contender {
         }
 
         @Override
+        public String key() {
+            return "ours";
+        }
+
+        @Override
         public Handle semaphore(String name, int permits) {
             RedisSemaphore semaphore = registry.semaphore(name, settings.withPermits(permits));
             return new Handle() {
@@ -121,6 +129,11 @@ interface Contender {
         @Override
         public String label() {
             return "ours, capped (" + KEYS + " keys)";
+        }
+
+        @Override
+        public String key() {
+            return "oursCapped";
         }
 
         @Override
@@ -161,6 +174,11 @@ interface Contender {
         }
 
         @Override
+        public String key() {
+            return "redissonPermitExpirable";
+        }
+
+        @Override
         public Handle semaphore(String name, int permits) {
             RPermitExpirableSemaphore semaphore = client.getPermitExpirableSemaphore(name);
             semaphore.trySetPermits(permits);
@@ -197,6 +215,11 @@ interface Contender {
         @Override
         public String label() {
             return "Redisson RSemaphore";
+        }
+
+        @Override
+        public String key() {
+            return "redissonSemaphore";
         }
 
         @Override
@@ -250,6 +273,11 @@ interface Contender {
         @Override
         public String label() {
             return "floor: Lettuce, EVALSHA 'return 1'";
+        }
+
+        @Override
+        public String key() {
+            return "floor";
         }
 
         @Override

@@ -5,6 +5,8 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import tools.jackson.databind.node.ObjectNode;
+
 /**
  * Hand-off latency: one JVM holds the only permit, another waits for it, the holder releases;
  * the clock runs from the start of the release call until the waiter's future completes with
@@ -17,7 +19,7 @@ final class HandOff {
     }
 
     /** Microseconds per hand-off of one contender. */
-    record Result(String label, long[] micros) {
+    record Result(String label, String key, long[] micros) {
     }
 
     /**
@@ -54,7 +56,7 @@ final class HandOff {
             }
         }
         holder.release(Objects.requireNonNull(held, "held"));
-        return new Result(holderSide.label(), micros);
+        return new Result(holderSide.label(), holderSide.key(), micros);
     }
 
     /** Prints the table; the first result is ours. */
@@ -78,6 +80,35 @@ final class HandOff {
             Report.line("%-42s %8s %8s", "ours / " + other.label(),
                     Report.ratio(Report.percentile(ours.micros(), 50), Report.percentile(other.micros(), 50)),
                     Report.ratio(Report.percentile(ours.micros(), 99), Report.percentile(other.micros(), 99)));
+        }
+    }
+
+    /**
+     * Puts the table into {@code into}: {@code ping} and each contender (by key) with p50 and p99 in
+     * microseconds and {@code p50ToPing}; under {@code ratios}, ours / each other at p50 and p99.
+     */
+    static void record(long[] pingMicros, List<Result> results, BenchmarkOptions options, ObjectNode into) {
+        into.put("handoffs", options.handoffs());
+        into.put("warmup", options.handoffWarmup());
+        into.put("settleMillis", options.settle().toMillis());
+        long pingP50 = Report.percentile(pingMicros, 50);
+        ObjectNode ping = into.putObject("ping");
+        ping.put("p50", pingP50);
+        ping.put("p99", Report.percentile(pingMicros, 99));
+        for (Result result : results) {
+            ObjectNode row = into.putObject(result.key());
+            row.put("label", result.label());
+            long p50 = Report.percentile(result.micros(), 50);
+            row.put("p50", p50);
+            row.put("p99", Report.percentile(result.micros(), 99));
+            Results.ratio(row, "p50ToPing", p50, pingP50);
+        }
+        ObjectNode ratios = into.putObject("ratios");
+        Result ours = results.get(0);
+        for (Result other : results.subList(1, results.size())) {
+            ObjectNode ratio = ratios.putObject(ours.key() + "To" + Throughput.capitalized(other.key()));
+            Results.ratio(ratio, "p50", Report.percentile(ours.micros(), 50), Report.percentile(other.micros(), 50));
+            Results.ratio(ratio, "p99", Report.percentile(ours.micros(), 99), Report.percentile(other.micros(), 99));
         }
     }
 }

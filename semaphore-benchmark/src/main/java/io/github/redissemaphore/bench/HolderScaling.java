@@ -17,6 +17,7 @@ import java.util.concurrent.Future;
 import java.util.function.IntFunction;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Does a script get slower as a semaphore fills up? One caller runs acquire + release pairs on a
@@ -149,6 +150,34 @@ final class HolderScaling {
                             + " <= 2x)", Report.count(row.holders()), Report.ratio(row.ours(), first.ours()),
                     Report.ratio(row.oursWithWaiters(), first.ours()), Report.ratio(row.redisson(), first.redisson()),
                     Report.count(first.holders()));
+        }
+    }
+
+    /**
+     * Puts the table into {@code into}: under {@code holders}, per holder count, the Redis
+     * microseconds per script call of ours, ours with the waiters ({@code oursWithWaiters}, null when
+     * none were queued) and Redisson's {@code RPermitExpirableSemaphore}, and ours / Redisson; under
+     * {@code toFirst}, each count's figures / its own at the first count (ours with waiters / ours
+     * without), the issue's target being at most 2x.
+     */
+    static void record(List<Row> rows, BenchmarkOptions options, ObjectNode into) {
+        into.put("pairs", options.scalingPairs());
+        into.put("waiters", options.scalingWaiters());
+        ObjectNode byHolders = into.putObject("holders");
+        for (Row row : rows) {
+            ObjectNode cell = byHolders.putObject(String.valueOf(row.holders()));
+            Results.put(cell, "ours", row.ours(), 2);
+            Results.put(cell, "oursWithWaiters", row.oursWithWaiters(), 2);
+            Results.put(cell, "redissonPermitExpirable", row.redisson(), 2);
+            Results.ratio(cell, "oursToRedissonPermitExpirable", row.ours(), row.redisson());
+        }
+        ObjectNode toFirst = into.putObject("toFirst");
+        Row first = rows.get(0);
+        for (Row row : rows.subList(1, rows.size())) {
+            ObjectNode cell = toFirst.putObject(String.valueOf(row.holders()));
+            Results.ratio(cell, "ours", row.ours(), first.ours());
+            Results.ratio(cell, "oursWithWaiters", row.oursWithWaiters(), first.ours());
+            Results.ratio(cell, "redissonPermitExpirable", row.redisson(), first.redisson());
         }
     }
 }

@@ -7,6 +7,8 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import tools.jackson.databind.node.ObjectNode;
+
 /**
  * The cost of waiting: one permit is held (by another client) and many callers of one JVM wait
  * for it. Counts what Redis receives meanwhile: the commands clients send (MONITOR, without
@@ -23,7 +25,7 @@ final class IdleWaiters {
     }
 
     /** What one contender's waiters cost. */
-    record Result(String label, int waiters, double seconds, Map<String, Long> clientCommands, long allCommands) {
+    record Result(String label, String key, int waiters, double seconds, Map<String, Long> clientCommands, long allCommands) {
 
         long counted() {
             return clientCommands.entrySet().stream().filter(entry -> !entry.getKey().equals(KEEP_ALIVE))
@@ -62,7 +64,7 @@ final class IdleWaiters {
             elapsed = System.nanoTime() - begin;
         }
         drain(holder, Objects.requireNonNull(held, "held"), waiter, waiting);
-        return new Result(holderSide.label(), options.waiters(), elapsed / 1e9, clientCommands, allCommands);
+        return new Result(holderSide.label(), holderSide.key(), options.waiters(), elapsed / 1e9, clientCommands, allCommands);
     }
 
     /** Releases the permit, and each waiter's once it has it, until every waiter is served. */
@@ -98,6 +100,31 @@ final class IdleWaiters {
         for (Result other : results.subList(1, results.size())) {
             Report.line("%-42s %16s %16s", "ours / " + other.label(), Report.ratio(ours.counted(), other.counted()),
                     Report.ratio(ours.allCommands(), other.allCommands()));
+        }
+    }
+
+    /**
+     * Puts the table into {@code into}: per contender (by key) the client commands and all commands
+     * per waiter per second (4 decimals) and the client commands seen; under {@code ratios}, ours /
+     * each other (null where the other sent none).
+     */
+    static void record(List<Result> results, BenchmarkOptions options, ObjectNode into) {
+        into.put("waiters", options.waiters());
+        into.put("windowSeconds", options.waitWindow().toMillis() / 1000.0);
+        for (Result result : results) {
+            ObjectNode row = into.putObject(result.key());
+            row.put("label", result.label());
+            Results.put(row, "clientCommandsPerWaiterPerSecond", result.perWaiterPerSecond(result.counted()), 4);
+            Results.put(row, "allCommandsPerWaiterPerSecond", result.perWaiterPerSecond(result.allCommands()), 4);
+            ObjectNode seen = row.putObject("clientCommandsSeen");
+            result.clientCommands().forEach((command, count) -> seen.put(command, count.longValue()));
+        }
+        ObjectNode ratios = into.putObject("ratios");
+        Result ours = results.get(0);
+        for (Result other : results.subList(1, results.size())) {
+            ObjectNode ratio = ratios.putObject(ours.key() + "To" + Throughput.capitalized(other.key()));
+            Results.ratio(ratio, "clientCommands", ours.counted(), other.counted());
+            Results.ratio(ratio, "allCommands", ours.allCommands(), other.allCommands());
         }
     }
 }

@@ -23,6 +23,7 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * What an acquire + release pair costs the Redis server, in the instructions it executes: a
@@ -71,19 +72,21 @@ final class RedisCost {
     }
 
     /** Both cases of one contender; {@code contended} is null for one that cannot wait. */
-    record Result(String label, Case uncontended, @Nullable Case contended) {
+    record Result(String label, String key, Case uncontended, @Nullable Case contended) {
     }
 
     /**
      * Measures every contender on a server under callgrind and prints the table, or prints why it
      * cannot; the server and the clients it opens go on {@code toClose}, the clients after the
-     * server, so that they are closed before it.
+     * server, so that they are closed before it. The figures go into {@code into} ({@link #record}).
      */
-    static void run(BenchmarkOptions options, Deque<AutoCloseable> toClose) throws Exception {
+    static void run(BenchmarkOptions options, Deque<AutoCloseable> toClose, ObjectNode into) throws Exception {
         List<String> missing = Callgrind.missingTools();
         if (!missing.isEmpty()) {
-            System.out.printf("%nRedis cost: not measured, %s not on the PATH (%s)%n", String.join(" and ", missing),
-                    Callgrind.INSTALL_HINT);
+            String why = String.format("%s not on the PATH (%s)", String.join(" and ", missing), Callgrind.INSTALL_HINT);
+            System.out.printf("%nRedis cost: not measured, %s%n", why);
+            into.put("measured", false);
+            into.put("why", why);
             return;
         }
         Callgrind callgrind = Callgrind.start();
@@ -116,9 +119,11 @@ final class RedisCost {
             Case uncontended = uncontended(contender, i, options.costPairs(), callgrind, idleRate, stats);
             Case contended = contender instanceof Contender.Floor ? null
                     : contended(contender, i, options.costContendedPairs(), callgrind, idleRate, stats);
-            results.add(new Result(contender.label(), uncontended, contended));
+            results.add(new Result(contender.label(), contender.key(), uncontended, contended));
         }
-        print(results, results.get(contenders.indexOf(expirable)), idleRate, stats.version(), server, options);
+        Result reference = results.get(contenders.indexOf(expirable));
+        print(results, reference, idleRate, stats.version(), server, options);
+        record(results, reference, idleRate, stats.version(), options, into);
     }
 
     /**
@@ -261,6 +266,15 @@ final class RedisCost {
                     Report.ratio(perPair(result.contended()), perPair(reference.contended())));
         }
         System.out.println();
+        Result ours = results.get(0);
+        for (Result result : results) {
+            if (result.key().equals("oursCapped")) {
+                Report.line("%-36s %18s %16s %18s   (/ ours)", result.label(),
+                        Report.ratio(perPair(result.uncontended()), perPair(ours.uncontended())), "",
+                        Report.ratio(perPair(result.contended()), perPair(ours.contended())));
+                System.out.println();
+            }
+        }
         for (Result result : results) {
             Report.line("%-36s uncontended (%s s): %s", result.label(), Report.decimal(result.uncontended().seconds()),
                     RedisStats.perPair(result.uncontended().commands(), result.uncontended().pairs()));
@@ -269,6 +283,63 @@ final class RedisCost {
                         RedisStats.perPair(result.contended().commands(), result.contended().pairs()));
             }
         }
+    }
+
+    /**
+     * Puts the table into {@code into}: the valgrind and Redis versions, the idle rate and the pairs
+     * counted; per contender (by key) its {@code uncontended} and {@code contended} case (null for
+     * the floor) with pairs, instructions per pair (whole), commands and script calls per pair, the
+     * window's seconds and every command per pair; under {@code ratios}, each contender's
+     * instructions / Redisson {@code RPermitExpirableSemaphore}'s ({@code toRedissonPermitExpirable})
+     * and each capped one's / ours ({@code toOurs}).
+     */
+    private static void record(List<Result> results, Result reference, double idleRate, String version,
+                               BenchmarkOptions options, ObjectNode into) {
+        into.put("measured", true);
+        into.put("valgrind", Callgrind.valgrindVersion());
+        into.put("redis", version);
+        Results.put(into, "idleInstructionsPerSecond", idleRate, 0);
+        into.put("uncontendedPermits", UNCONTENDED_PERMITS);
+        into.put("uncontendedPairs", options.costPairs());
+        into.put("contendedThreads", CONTENDED_THREADS);
+        into.put("contendedPermits", CONTENDED_PERMITS);
+        into.put("contendedPairs", options.costContendedPairs());
+        for (Result result : results) {
+            ObjectNode row = into.putObject(result.key());
+            row.put("label", result.label());
+            recordCase(row, "uncontended", result.uncontended());
+            recordCase(row, "contended", result.contended());
+        }
+        Result ours = results.get(0);
+        ObjectNode ratios = into.putObject("ratios");
+        ObjectNode toReference = ratios.putObject("to" + Throughput.capitalized(reference.key()));
+        for (Result result : results) {
+            ObjectNode ratio = toReference.putObject(result.key());
+            Results.ratio(ratio, "uncontended", perPair(result.uncontended()), perPair(reference.uncontended()));
+            Results.ratio(ratio, "contended", perPair(result.contended()), perPair(reference.contended()));
+        }
+        ObjectNode toOurs = ratios.putObject("toOurs");
+        for (Result result : results) {
+            if (result.key().equals("oursCapped")) {
+                ObjectNode ratio = toOurs.putObject(result.key());
+                Results.ratio(ratio, "uncontended", perPair(result.uncontended()), perPair(ours.uncontended()));
+                Results.ratio(ratio, "contended", perPair(result.contended()), perPair(ours.contended()));
+            }
+        }
+    }
+
+    private static void recordCase(ObjectNode row, String name, @Nullable Case counted) {
+        if (counted == null) {
+            row.putNull(name);
+            return;
+        }
+        ObjectNode figures = row.putObject(name);
+        figures.put("pairs", counted.pairs());
+        Results.put(figures, "instructionsPerPair", counted.instructionsPerPair(), 0);
+        Results.put(figures, "commandsPerPair", counted.commandsPerPair(), 2);
+        Results.put(figures, "scriptCallsPerPair", counted.scriptCallsPerPair(), 2);
+        Results.put(figures, "seconds", counted.seconds(), 2);
+        Results.perPair(figures, "commands", counted.commands(), counted.pairs());
     }
 
     private static double perPair(@Nullable Case counted) {

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * What keeping many permits alive costs: one JVM holds them with a short, auto-renewed lease,
@@ -84,5 +85,26 @@ final class Renewal {
         System.out.println();
         System.out.println("Redisson RPermitExpirableSemaphore has no automatic renewal: keeping N leases alive takes N"
                 + " updateLeaseTime calls per period (not measured).");
+    }
+
+    /**
+     * Puts the table into {@code into}: under {@code semaphores}, per number of semaphores, the held
+     * permits, ticks counted, script calls per tick, the calls per tick expected, and Redis
+     * microseconds per renew call and per permit per tick.
+     */
+    static void record(List<Result> results, ObjectNode into) {
+        into.put("leaseSeconds", LEASE.toSeconds());
+        into.put("tickMillis", TICK.toMillis());
+        ObjectNode bySemaphores = into.putObject("semaphores");
+        for (Result result : results) {
+            double callsPerTick = (double) result.calls() / result.ticks();
+            ObjectNode row = bySemaphores.putObject(String.valueOf(result.semaphores()));
+            row.put("permits", result.permits());
+            row.put("ticks", result.ticks());
+            Results.put(row, "callsPerTick", callsPerTick, 2);
+            row.put("expectedCallsPerTick", result.semaphores());
+            Results.put(row, "usPerCall", result.usecPerCall(), 2);
+            Results.put(row, "usPerPermitPerTick", result.usecPerCall() * callsPerTick / result.permits(), 2);
+        }
     }
 }

@@ -9,6 +9,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
+import tools.jackson.databind.node.ObjectNode;
+
 /**
  * Uncontended throughput: threads that each loop {@code tryAcquire} + {@code release} on one
  * semaphore with plenty of permits, so nobody ever waits. Pairs per second at each thread count
@@ -24,10 +26,14 @@ final class Throughput {
     }
 
     /** Figures of one contender. */
-    record Result(String label, double[] pairsPerSecond, long pairs, Map<String, RedisStats.CommandStat> commands) {
+    record Result(String label, String key, double[] pairsPerSecond, long pairs, Map<String, RedisStats.CommandStat> commands) {
 
         RedisStats.CommandStat scripts() {
             return RedisStats.scripts(commands);
+        }
+
+        double scriptCallsPerPair() {
+            return (double) scripts().calls() / pairs;
         }
 
         /** @return Redis microseconds per pair, scripts only (their time includes what they run) */
@@ -54,7 +60,7 @@ final class Throughput {
             }
             pairsPerSecond[t] = Report.median(rates);
         }
-        return new Result(contender.label(), pairsPerSecond, pairs, stats.commands());
+        return new Result(contender.label(), contender.key(), pairsPerSecond, pairs, stats.commands());
     }
 
     /**
@@ -126,7 +132,7 @@ final class Throughput {
             }
             RedisStats.CommandStat scripts = result.scripts();
             row.append(String.format("  %-14s %10s %10s %10s", RedisStats.scriptNames(result.commands()),
-                    Report.decimal((double) scripts.calls() / result.pairs()), Report.decimal(scripts.usecPerCall()),
+                    Report.decimal(result.scriptCallsPerPair()), Report.decimal(scripts.usecPerCall()),
                     Report.decimal(result.redisMicrosPerPair())));
             System.out.println(row);
         }
@@ -148,5 +154,44 @@ final class Throughput {
             System.out.printf("%-42s every command per pair, incl. those scripts run: %s%n", result.label(),
                     RedisStats.perPair(result.commands(), result.pairs()));
         }
+    }
+
+    /**
+     * Puts the table into {@code into}: per contender (by key) its pairs/s by thread count, script
+     * calls per pair, Redis microseconds per script call and per pair, and every command per pair;
+     * then under {@code ratios}, ours / each other (e.g. {@code oursToRedissonPermitExpirable}).
+     */
+    static void record(List<Result> results, BenchmarkOptions options, ObjectNode into) {
+        int[] threads = options.threads();
+        into.put("rounds", options.rounds());
+        into.put("roundSeconds", options.roundDuration().toMillis() / 1000.0);
+        for (Result result : results) {
+            ObjectNode row = into.putObject(result.key());
+            row.put("label", result.label());
+            ObjectNode rates = row.putObject("pairsPerSecond");
+            for (int t = 0; t < threads.length; t++) {
+                Results.put(rates, String.valueOf(threads[t]), result.pairsPerSecond()[t], 0);
+            }
+            Results.put(row, "scriptCallsPerPair", result.scriptCallsPerPair(), 2);
+            Results.put(row, "usPerCall", result.scripts().usecPerCall(), 2);
+            Results.put(row, "usPerPair", result.redisMicrosPerPair(), 2);
+            Results.perPair(row, "commandsPerPair", result.commands(), result.pairs());
+        }
+        ObjectNode ratios = into.putObject("ratios");
+        Result ours = results.get(0);
+        for (Result other : results.subList(1, results.size())) {
+            ObjectNode ratio = ratios.putObject(ours.key() + "To" + capitalized(other.key()));
+            ObjectNode rates = ratio.putObject("pairsPerSecond");
+            for (int t = 0; t < threads.length; t++) {
+                Results.ratio(rates, String.valueOf(threads[t]), ours.pairsPerSecond()[t], other.pairsPerSecond()[t]);
+            }
+            Results.ratio(ratio, "usPerCall", ours.scripts().usecPerCall(), other.scripts().usecPerCall());
+            Results.ratio(ratio, "usPerPair", ours.redisMicrosPerPair(), other.redisMicrosPerPair());
+        }
+    }
+
+    /** @return "floor" as "Floor": the second half of a ratio's key */
+    static String capitalized(String key) {
+        return Character.toUpperCase(key.charAt(0)) + key.substring(1);
     }
 }
