@@ -362,24 +362,30 @@ class LateReplyTest {
     /**
      * Two instances start cold (fresh connection factories and registries, Redis' script cache
      * empty) on a machine whose two cores are kept busy by two {@code yes} processes, and at once get
-     * a burst of 24 calls with a short wait on a semaphore of 3 permits, each holding its permit
-     * 100 ms. Redis is healthy: every call ends with a permit or a rejection, none with
-     * SemaphoreUnavailableException; and each within its wait plus twice the Redis timeout (the first
-     * acquire's, the cancel's), widened by the timer lateness.
+     * a burst of 24 calls with a short wait on a semaphore of 3 permits. Rounds alternate a wait
+     * shorter than the Redis timeout (300 ms against 2 s, permits held 100 ms) and one as long as it
+     * (1 s against 1 s, permits held 300 ms, so grants go on as the waits end: before the fix the
+     * cancel at such a deadline had 150 ms to come back). Redis is healthy: every call ends with a
+     * permit or a rejection, none with SemaphoreUnavailableException; and each within its wait plus
+     * twice the Redis timeout (the first acquire's, the cancel's), widened by the timer lateness.
+     * {@code -Dlate-reply.busy-cores=0} runs it without the {@code yes} processes (for a machine
+     * loaded otherwise, or to compare with an idle one).
      */
     @Test
     @Timeout(240)
     void aColdStartBurstOfTwoInstancesOnBusyCoresEndsInPermitsAndRejectionsOnly(@Dedicated RedisServer dedicated)
             throws Exception {
-        int rounds = 4;
+        int rounds = 6;
         int callsPerInstance = 12;
-        Duration wait = Duration.ofMillis(300);
-        Duration redisTimeout = Duration.ofSeconds(2);
-        SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(3).withWaitTime(wait);
         Map<String, Integer> total = new TreeMap<>();
-        List<Process> load = busyCores(2);
+        List<Process> load = busyCores(Integer.getInteger("late-reply.busy-cores", 2));
         try {
             for (int round = 0; round < rounds; round++) {
+                boolean shortWait = round % 2 == 0;
+                Duration wait = Duration.ofMillis(shortWait ? 300 : 1000);
+                Duration redisTimeout = Duration.ofMillis(shortWait ? 2000 : 1000);
+                long holdMillis = shortWait ? 100 : 300;
+                SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(3).withWaitTime(wait);
                 dedicated.adminCommand("SCRIPT", "FLUSH");
                 String semaphore = name + "-" + round;
                 List<SemaphoreRegistry> instances = List.of(
@@ -404,7 +410,7 @@ class LateReplyTest {
                                 if (permit.isEmpty()) {
                                     return "rejected";
                                 }
-                                Thread.sleep(100);
+                                Thread.sleep(holdMillis);
                                 permit.get().release();
                                 return "granted";
                             } catch (SemaphoreUnavailableException e) {
@@ -434,9 +440,9 @@ class LateReplyTest {
                 long end = times.stream().mapToLong(t -> t[1]).max().orElseThrow();
                 long longest = times.stream().mapToLong(t -> t[1] - t[0]).max().orElseThrow();
                 long late = noise.during(start, end).toMillis();
-                System.out.printf("cold-start burst round %d: %s; longest call %d ms (wait %d ms, timeout %d ms; timer"
-                        + " up to %d ms late)%n", round, outcomes, millis(longest), wait.toMillis(),
-                        redisTimeout.toMillis(), late);
+                System.out.printf("cold-start burst round %d (%d busy cores): %s; longest call %d ms (wait %d ms,"
+                        + " timeout %d ms; timer up to %d ms late)%n", round, load.size(), outcomes, millis(longest),
+                        wait.toMillis(), redisTimeout.toMillis(), late);
                 assertThat(failures).as("round %d: a healthy Redis, so every call is granted or rejected", round)
                         .isEmpty();
                 assertThat(millis(longest)).as("round %d: the longest call", round).isLessThanOrEqualTo(
