@@ -64,8 +64,11 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  *
  * <p>Every figure is measured with {@link System#nanoTime()} on the caller's side and printed,
  * next to how late a plain JDK timer ran meanwhile (the machine's own noise). The bounds are the
- * issue's targets: a wait queued before a fault is answered by design at max(wait, timeout) +
- * 150 ms, which leaves 50 ms for the JVM to wake the caller. Each bound is widened only by the
+ * issue's targets: a wait queued before a fault is answered by design once Redis has answered
+ * nothing for the timeout since the fault's first unanswered call (its heartbeat watch, or the
+ * cancel at its deadline, see {@code Acquisitions#deadlinePassed}), which, with the fault in force
+ * just after the waits queued, is within max(wait, timeout) + 200 ms. (A late reply of a healthy
+ * Redis is no fault: {@link LateReplyTest}.) Each bound is widened only by the
  * lateness of that timer while the call ran: on an idle machine that is a few milliseconds, and on
  * a machine whose cores are busy elsewhere a call is not held to a promptness no thread of the
  * JVM had.

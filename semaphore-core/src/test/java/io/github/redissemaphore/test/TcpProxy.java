@@ -12,6 +12,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -59,6 +60,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  *     out meanwhile gets their late replies (Lettuce matches them to the timed-out commands).
  *     Nothing is dropped, so the byte streams are never corrupted. {@link #resetConnections()}
  *     closes every open connection instead, like a partition long enough for TCP to give up.</li>
+ * <li>{@link #delayReplies(Duration)} holds every byte the server sends for that long before the
+ *     client gets it (what the client sends still reaches the server at once): a healthy Redis
+ *     whose replies come late, as on a busy machine or a slow network. Order is kept; a partition
+ *     holds delayed bytes too.</li>
  * <li>{@link #close()} destroys the connection factories it handed out, closes every connection
  *     and the listening socket, and stops its thread.</li>
  * </ul>
@@ -90,6 +95,8 @@ public final class TcpProxy implements AutoCloseable {
     /** Written by the loop thread only (through {@link #onLoop}), read anywhere. */
     private volatile boolean partitioned;
     private volatile boolean closed;
+    /** How long bytes from the server are held before the client gets them; written on the loop thread. */
+    private volatile long replyDelayNanos;
 
     private TcpProxy(String upstreamHost, int upstreamPort) {
         this.upstream = new InetSocketAddress(Objects.requireNonNull(upstreamHost, "upstreamHost"), upstreamPort);
@@ -161,6 +168,16 @@ public final class TcpProxy implements AutoCloseable {
             partitioned = false;
             links.forEach(Link::updateInterest);
         });
+    }
+
+    /**
+     * From now on, holds every byte the server sends for {@code delay} before passing it to the
+     * client ({@link Duration#ZERO}: no more delay; bytes held already still wait out their time,
+     * so order is kept). Requests are not delayed. Returns once in force.
+     */
+    public void delayReplies(Duration delay) {
+        long nanos = Objects.requireNonNull(delay, "delay").toNanos();
+        onLoop(() -> replyDelayNanos = nanos);
     }
 
     /** Closes every connection open through the proxy (both sides); new ones may be made. */
@@ -249,9 +266,24 @@ public final class TcpProxy implements AutoCloseable {
     private void run() {
         try {
             while (!closed) {
-                selector.select();
+                long due = nextDue();
+                if (due == Long.MAX_VALUE) {
+                    selector.select();
+                } else {
+                    long waitMillis = TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime()) + 1;
+                    if (waitMillis <= 0) {
+                        selector.selectNow();
+                    } else {
+                        selector.select(waitMillis);
+                    }
+                }
                 for (Runnable task = tasks.poll(); task != null; task = tasks.poll()) {
                     task.run();
+                }
+                if (!partitioned) {
+                    for (Link link : List.copyOf(links)) {
+                        link.server.releaseDue();
+                    }
                 }
                 Iterator<SelectionKey> selected = selector.selectedKeys().iterator();
                 while (selected.hasNext()) {
@@ -314,6 +346,33 @@ public final class TcpProxy implements AutoCloseable {
         link.updateInterest();
     }
 
+    /** @return System.nanoTime() at which the first held chunk is due, or Long.MAX_VALUE if none is held */
+    private long nextDue() {
+        long due = Long.MAX_VALUE;
+        if (partitioned) {
+            return due;
+        }
+        for (Link link : links) {
+            Chunk first = link.server.held.peek();
+            if (first != null && first.dueNanos < due) {
+                due = first.dueNanos;
+            }
+        }
+        return due;
+    }
+
+    /** Bytes the server sent, held until {@code dueNanos}. */
+    private static final class Chunk {
+
+        final long dueNanos;
+        final ByteBuffer bytes;
+
+        Chunk(long dueNanos, ByteBuffer bytes) {
+            this.dueNanos = dueNanos;
+            this.bytes = bytes;
+        }
+    }
+
     private static void closeQuietly(java.nio.channels.Channel channel) {
         try {
             channel.close();
@@ -330,8 +389,8 @@ public final class TcpProxy implements AutoCloseable {
         private boolean closed;
 
         Link(SocketChannel clientChannel, SocketChannel serverChannel) throws IOException {
-            this.client = new Side(this, clientChannel);
-            this.server = new Side(this, serverChannel);
+            this.client = new Side(this, clientChannel, false);
+            this.server = new Side(this, serverChannel, true);
             client.peer = server;
             server.peer = client;
             client.register();
@@ -366,12 +425,53 @@ public final class TcpProxy implements AutoCloseable {
         private final Link link;
         private final SocketChannel channel;
         private final ByteBuffer inbound = ByteBuffer.allocate(BUFFER_SIZE);
+        /** The server's side only: bytes read from it that wait out the reply delay, in order. */
+        private final ArrayDeque<Chunk> held = new ArrayDeque<>();
+        private final boolean fromServer;
         private Side peer;
         private SelectionKey key;
 
-        Side(Link link, SocketChannel channel) {
+        Side(Link link, SocketChannel channel, boolean fromServer) {
             this.link = link;
             this.channel = channel;
+            this.fromServer = fromServer;
+        }
+
+        /** Bytes just read into {@link #inbound}: held for the reply delay if one is set (or bytes are held). */
+        private void hold() {
+            if (!fromServer || (replyDelayNanos == 0 && held.isEmpty()) || inbound.position() == 0) {
+                return;
+            }
+            inbound.flip();
+            ByteBuffer copy = ByteBuffer.allocate(inbound.remaining());
+            copy.put(inbound).flip();
+            inbound.clear();
+            held.add(new Chunk(System.nanoTime() + replyDelayNanos, copy));
+        }
+
+        /** Moves the held bytes that are due into {@link #inbound}, as far as it takes them, and sends them on. */
+        void releaseDue() {
+            if (held.isEmpty() || link.closed) {
+                return;
+            }
+            long now = System.nanoTime();
+            while (!held.isEmpty() && held.peek().dueNanos - now <= 0 && inbound.hasRemaining()) {
+                Chunk first = held.peek();
+                int n = Math.min(first.bytes.remaining(), inbound.remaining());
+                ByteBuffer part = first.bytes.duplicate();
+                part.limit(part.position() + n);
+                inbound.put(part);
+                first.bytes.position(first.bytes.position() + n);
+                if (!first.bytes.hasRemaining()) {
+                    held.poll();
+                }
+            }
+            try {
+                peer.flushFrom(this);
+                link.updateInterest();
+            } catch (IOException e) {
+                link.close();
+            }
         }
 
         void register() throws IOException {
@@ -391,6 +491,7 @@ public final class TcpProxy implements AutoCloseable {
                         link.close();
                         return;
                     }
+                    hold();
                     peer.flushFrom(this);
                 }
                 if (selected.isValid() && selected.isWritable()) {

@@ -9,6 +9,7 @@ import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.internal.redis.AcquireScript;
 import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
 import io.github.redissemaphore.core.internal.redis.CancelScript;
+import io.github.redissemaphore.core.internal.redis.CancelScript.Cancelled;
 import io.github.redissemaphore.core.internal.redis.RenewScript;
 import io.github.redissemaphore.core.internal.redis.ReplicaWait.Replication;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
@@ -21,9 +22,11 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -37,8 +40,6 @@ import org.slf4j.Logger;
 final class Acquisitions implements LeaseKeeper.WaiterReplies {
 
     private static final Logger log = EngineLogs.SEMAPHORE;
-    /** How long past its deadline a wait may take to learn from Redis whether it was granted. */
-    private static final Duration ANSWER_GRACE = Duration.ofMillis(150);
 
     private final SemaphoreIdentity identity;
     private final SemaphoreSettings settings;
@@ -278,10 +279,16 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         return false;
     }
 
-    /** The queue entry of a caller that still waits vanished from Redis: it joins again, at the back. */
+    /**
+     * The queue entry of a caller that still waits vanished from Redis: it joins again, at the back.
+     * If the wait's deadline passed while the re-join was in flight, its reply decides: a grant is
+     * the caller's, and a wait it queued again is cancelled now (see {@link #deadlinePassed}).
+     */
     @Override
     public void rejoin(PendingAcquisition pending) {
-        send(pending, true, false);
+        if (send(pending, true, false) && pending.isExpired()) {
+            deadlinePassed(pending);
+        }
     }
 
     Permit await(PendingAcquisition pending) throws InterruptedException {
@@ -351,40 +358,39 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         return from == PendingAcquisition.Phase.QUEUED ? cleanUp(pending) : CompletableFuture.completedFuture(null);
     }
 
+    /**
+     * The wait's time is up. A queued wait is cancelled in Redis, and the cancel's reply says what
+     * Redis decided: a grant that crossed the deadline is the caller's permit, else the caller is
+     * rejected. A reply that is late is waited for, up to the Redis timeout counted from the
+     * cancel's own send (not from the wait's start: a late reply of a healthy Redis is no outage).
+     * The caller hears {@link SemaphoreUnavailableException} only when Redis did not answer in
+     * time: the cancel timed out, or Redis has answered nothing at all for the Redis timeout since
+     * a call sent before the cancel ({@link #watchSilence}). A wait whose call is in flight (a
+     * re-join) is decided by that call's reply instead, which cancels at once if it queued the
+     * wait again ({@link #rejoin}).
+     */
     private void deadlinePassed(PendingAcquisition pending) {
+        if (!pending.expire()) {
+            return;
+        }
         long sentNanos = System.nanoTime();
-        PendingAcquisition.Phase from = pending.end(false);
-        if (from == null) {
-            return;
-        }
-        if (from != PendingAcquisition.Phase.QUEUED) {
-            // A re-join is in flight; its reply takes back whatever it did.
-            reject(pending);
-            return;
-        }
-        // Asynchronous: the scheduler thread is free at once, whatever Redis does. The caller hears
-        // by max(wait, command timeout) + ANSWER_GRACE at the latest: if Redis has not said by then
-        // whether the wait was granted meanwhile, the caller gets SemaphoreUnavailableException
-        // and the clean-up goes on in the background (giving back a grant it finds).
+        // Asynchronous: the scheduler thread is free at once, whatever Redis does. Whoever answers
+        // the caller first (the cancel's reply or failure, or the silence watch) sets `answered`;
+        // a reply that comes after the caller was answered gives back whatever it found.
         AtomicBoolean answered = new AtomicBoolean();
-        long answerBy = pending.startNanos + Math.max(pending.maxWait.toNanos(), runner.timeout().toNanos())
-                + ANSWER_GRACE.toNanos();
-        ScheduledFuture<?> timer = context.scheduler().schedule(() -> {
-            if (answered.compareAndSet(false, true)) {
-                forget(pending);
-                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), "The wait for"
-                        + " semaphore '" + name() + "' ended, and Redis did not answer in time to say whether it had"
-                        + " been granted", null));
-            }
-        }, Instant.now().plusNanos(Math.max(answerBy - System.nanoTime(), 0)));
-        runner.send(keys, new CancelScript(identity.limit(), pending.id, false)).whenCompleteAsync((reply, error) -> {
-            timer.cancel(false);
+        CompletableFuture<Cancelled> cancel = runner.send(keys, new CancelScript(identity.limit(), pending.id, false));
+        watchSilence(pending, answered, cancel, sentNanos);
+        whenDone(cancel, (reply, error) -> {
             if (!answered.compareAndSet(false, true)) {
                 // The caller has been answered: whatever this found goes back.
                 cleanUp(pending);
             } else if (error != null) {
                 forget(pending);
-                pending.future.completeExceptionally(ScriptRunner.failure(error));
+                SemaphoreException failure = ScriptRunner.failure(error);
+                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), "The wait for"
+                        + " semaphore '" + name() + "' ended, and Redis did not answer within "
+                        + runner.timeout().toMillis() + " ms whether it had been granted: " + failure.getMessage(),
+                        failure));
                 // The entry may still be there, or granted: take it back once Redis answers.
                 cleanUp(pending);
             } else {
@@ -397,7 +403,54 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                     reject(pending);
                 }
             }
-        }, context.callbacks());
+        });
+    }
+
+    /**
+     * While the deadline's cancel is out: if Redis had already stopped answering before it was
+     * sent (a call of this JVM has been out unanswered since then), the caller hears
+     * {@link SemaphoreUnavailableException} once Redis has answered nothing for the Redis timeout,
+     * which may be before the cancel's own timeout ends. Any reply of Redis meanwhile, to any call
+     * of this JVM, means it answers: then only the cancel's own timeout ends the wait without its
+     * reply. Timed by the scheduler.
+     */
+    private void watchSilence(PendingAcquisition pending, AtomicBoolean answered, CompletableFuture<?> cancel,
+                              long sentNanos) {
+        long timeout = runner.timeout().toNanos();
+        long silentSince = runner.unansweredSinceNanos();
+        if (silentSince - sentNanos >= 0) {
+            return;
+        }
+        try {
+            ScheduledFuture<?> check = context.scheduler().schedule(() -> {
+                long silent = System.nanoTime() - runner.unansweredSinceNanos();
+                if (cancel.isDone() || silent < timeout || !answered.compareAndSet(false, true)) {
+                    return;
+                }
+                forget(pending);
+                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), "The wait for"
+                        + " semaphore '" + name() + "' ended, and Redis has answered nothing for "
+                        + TimeUnit.NANOSECONDS.toMillis(silent) + " ms, so whether it had been granted is not known",
+                        null));
+            }, Instant.now().plusNanos(Math.max(silentSince + timeout - System.nanoTime(), 0)));
+            cancel.whenComplete((reply, error) -> check.cancel(false));
+        } catch (RejectedExecutionException e) {
+            // Shutting down: the cancel's own timeout bounds the answer.
+        }
+    }
+
+    /**
+     * Runs {@code action} with the outcome of {@code call} on the callbacks, or where the call
+     * completed if they no longer take tasks (shutting down): a caller is always answered.
+     */
+    private <T> void whenDone(CompletableFuture<T> call, BiConsumer<? super T, ? super Throwable> action) {
+        call.whenComplete((value, error) -> {
+            try {
+                context.callbacks().execute(() -> action.accept(value, error));
+            } catch (RejectedExecutionException e) {
+                action.accept(value, error);
+            }
+        });
     }
 
     /**

@@ -30,6 +30,10 @@ import org.jspecify.annotations.Nullable;
  * {@link Phase#ENDED}, since its call may have created the entry after any earlier cancel. So
  * exactly one party cleans up, and no permit leaks. Only a {@link Phase#QUEUED} acquisition is
  * heartbeated by the tick.
+ *
+ * <p>The deadline ends only a {@link Phase#QUEUED} wait ({@link #expire()}): while a call is in
+ * flight, its reply says what Redis decided (a grant stands, a queue entry is cancelled at once),
+ * so a late reply of a healthy Redis is never turned into a rejection or an outage.
  */
 final class PendingAcquisition {
 
@@ -50,6 +54,8 @@ final class PendingAcquisition {
     final Observation observation;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.SENDING);
     private volatile @Nullable ScheduledFuture<?> deadline;
+    /** The wait's time is up: a call in flight at the deadline finds it so when its reply comes. */
+    private volatile boolean expired;
 
     PendingAcquisition(String id, int count, Duration maxWait, Duration leaseTime, long startNanos,
                        @Nullable Observation callerObservation, Observation observation) {
@@ -83,6 +89,23 @@ final class PendingAcquisition {
                 return before;
             }
         }
+    }
+
+    /**
+     * The deadline passed. A queued wait ends now (its ender cancels the entry in Redis); one whose
+     * call is in flight ({@link Phase#SENDING}, {@link Phase#REQUEUING}) is left to that call's
+     * reply, which ends it if it queued it again (see {@link #isExpired()}).
+     *
+     * @return whether this ended the wait (it was queued)
+     */
+    boolean expire() {
+        expired = true;
+        return phase.compareAndSet(Phase.QUEUED, Phase.ENDED);
+    }
+
+    /** @return whether the deadline passed (set before the phase is read, so a reply that queues the wait sees it) */
+    boolean isExpired() {
+        return expired;
     }
 
     /** Redis confirmed the queue entry (first join or re-join). @return false if the wait ended meanwhile */

@@ -20,6 +20,11 @@ public final class Engines {
         ((DefaultSemaphoreRegistry) registry).halt();
     }
 
+    /** Runs the semaphore's renewal tick now (a renew call for its leases and waiters), as its timer would. */
+    public static void renewNow(io.github.redissemaphore.core.RedisSemaphore semaphore) {
+        ((DefaultRedisSemaphore) semaphore).renewNow();
+    }
+
     /** Forgets idle keyed semaphores now, as the registry does every minute. */
     public static void evictIdleKeyed(SemaphoreRegistry registry) {
         ((DefaultSemaphoreRegistry) registry).evictIdleKeyed();
