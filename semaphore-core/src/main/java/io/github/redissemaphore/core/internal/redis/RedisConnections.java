@@ -77,6 +77,9 @@ public final class RedisConnections implements AutoCloseable {
     /** No such moment: a System.nanoTime() that never occurs in practice. */
     private static final long NONE = Long.MIN_VALUE;
 
+    /** At most one WARN of a demoted master per this period (a misconfigured address would repeat it). */
+    private static final Duration READ_ONLY_WARN_PERIOD = Duration.ofSeconds(30);
+
     /** How soon a connect that failed is tried again while calls wait for a connection. */
     static final Duration RECONNECT_DELAY = Duration.ofMillis(200);
 
@@ -138,6 +141,8 @@ public final class RedisConnections implements AutoCloseable {
     private boolean closed;
     /** Set by a call Redis did not answer, cleared by a reply: Redis is not answering now. */
     private final AtomicBoolean silent = new AtomicBoolean();
+    /** System.nanoTime() of the last WARN of a demoted master, or NONE. */
+    private volatile long lastReadOnlyWarnNanos = NONE;
     /** System.nanoTime() of the last reply, or of the last connection made. */
     private volatile long lastAnswerNanos = System.nanoTime();
     /** System.nanoTime() at which the first call since the last answer was made; {@link #NONE} if none was. */
@@ -253,6 +258,17 @@ public final class RedisConnections implements AutoCloseable {
     /** Sends on {@code open}, under the lock (calls go out in the order they were made). */
     private <R> void dispatch(Link open, CompletableFuture<R> reply,
                               Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
+        dispatch(open, reply, command, true);
+    }
+
+    /**
+     * Sends on {@code open}, under the lock. A call that a demoted master refuses ({@code READONLY}:
+     * it wrote nothing, as a replica refuses every write) is sent again, once, on the connection
+     * made anew, to the master the Sentinel names now ({@link #demoted}).
+     */
+    private <R> void dispatch(Link open, CompletableFuture<R> reply,
+                              Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command,
+                              boolean again) {
         CompletableFuture<R> sent;
         try {
             sent = command.apply(open.commands());
@@ -260,7 +276,78 @@ public final class RedisConnections implements AutoCloseable {
             reply.completeExceptionally(e);
             return;
         }
-        sent.whenComplete((value, error) -> complete(reply, value, error));
+        sent.whenComplete((value, error) -> {
+            if (error != null && readOnly(error)) {
+                answered();
+                if (demoted(open, again && !reply.isDone() ? new Waiting(reply, inCallersScope,
+                        target -> dispatch(target, reply, command, false)) : null)) {
+                    return;
+                }
+            }
+            complete(reply, value, error);
+        });
+    }
+
+    /**
+     * @return whether Redis refused a call as a replica does a write ({@code READONLY You can't
+     *         write against a read only replica}): the server is no master (any more)
+     */
+    static boolean readOnly(Throwable error) {
+        Throwable cause = cause(error);
+        String message = cause instanceof RedisCommandExecutionException ? cause.getMessage() : null;
+        return message != null && (message.startsWith("READONLY") || message.contains(" READONLY "));
+    }
+
+    /**
+     * The server of {@code open} refused a write as a replica: a failover demoted it (a Sentinel's
+     * {@code SENTINEL FAILOVER}, or the old master coming back as a replica), and this connection
+     * would go on talking to it. So it is dropped now and a new one made at once, which Lettuce
+     * makes to the master the Sentinel names, without waiting for a lease to run out or for
+     * Lettuce's reconnect backoff; {@code requeue} (a call to send again) goes first in line for it.
+     * Logged once per connection, at WARN.
+     */
+    private boolean demoted(Link open, @Nullable Waiting requeue) {
+        boolean drop;
+        boolean requeued = false;
+        lock.lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            drop = link == open;
+            if (drop) {
+                link = null;
+            }
+            if (requeue != null) {
+                waiting.addFirst(requeue);
+                requeued = true;
+            }
+            if (drop || !waiting.isEmpty()) {
+                connectIfNeeded();
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (drop) {
+            long now = System.nanoTime();
+            long last = lastReadOnlyWarnNanos;
+            boolean warn = last == NONE || now - last > READ_ONLY_WARN_PERIOD.toNanos();
+            lastReadOnlyWarnNanos = now;
+            String message = "Redis refused a write of the semaphores with READONLY: the server they were connected"
+                    + " to is a replica now (a failover demoted it, or the address names a replica); connecting to"
+                    + " the master now, and sending the refused calls again there";
+            if (warn) {
+                log.warn(message);
+            } else {
+                log.debug(message);
+            }
+            try {
+                connector.execute(open::close);
+            } catch (RejectedExecutionException e) {
+                open.close();
+            }
+        }
+        return requeued;
     }
 
     /** Under the lock: starts making a connection unless one is being made. */
