@@ -3,7 +3,9 @@ package io.github.redissemaphore.core.internal.redis;
 import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.api.StatefulConnection;
@@ -18,6 +20,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
@@ -138,9 +141,35 @@ public final class RedisConnections implements AutoCloseable {
     private @Nullable RuntimeException lastConnectFailure;
     /** The client cannot connect by itself (no address of its own): lend the factory's dedicated connection. */
     private boolean lendFromFactory;
-    private boolean closed;
+    private volatile boolean closed;
     /** Set by a call Redis did not answer, cleared by a reply: Redis is not answering now. */
     private final AtomicBoolean silent = new AtomicBoolean();
+    /** The connection of {@link #link}, for Lettuce's reconnect events (read off the lock). */
+    private volatile @Nullable StatefulConnection<byte[], byte[]> current;
+    /** The client {@link #reconnects} listens to, or null. */
+    private @Nullable AbstractRedisClient listened;
+    /**
+     * Hears Lettuce make the library's connection anew by itself (its own reconnect, which on a
+     * Sentinel setup asks the Sentinel for the master again): to the registry, that is a new
+     * connection as one made here is, maybe to another server ({@link Recovery#answersAgain}).
+     */
+    private final RedisConnectionStateListener reconnects = new RedisConnectionStateListener() {
+        @Override
+        public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
+            if (connection != current || closed) {
+                return;
+            }
+            try {
+                connector.execute(() -> {
+                    log.info("The semaphores' connection to Redis was made anew ({})", address);
+                    silent.set(false);
+                    recovery.answersAgain(true);
+                });
+            } catch (RejectedExecutionException e) {
+                // closing
+            }
+        }
+    };
     /** System.nanoTime() of the last WARN of a demoted master, or NONE. */
     private volatile long lastReadOnlyWarnNanos = NONE;
     /** System.nanoTime() of the last reply, or of the last connection made. */
@@ -317,6 +346,7 @@ public final class RedisConnections implements AutoCloseable {
             drop = link == open;
             if (drop) {
                 link = null;
+                current = null;
             }
             if (requeue != null) {
                 waiting.addFirst(requeue);
@@ -379,6 +409,7 @@ public final class RedisConnections implements AutoCloseable {
                 return;
             }
             link = null;
+            current = null;
         } finally {
             lock.unlock();
         }
@@ -414,6 +445,7 @@ public final class RedisConnections implements AutoCloseable {
                 return;
             }
             link = fresh;
+            current = fresh.connection();
             lastAnswerNanos = System.nanoTime();
             firstUnansweredNanos.set(NONE);
             lastConnectFailure = null;
@@ -463,6 +495,7 @@ public final class RedisConnections implements AutoCloseable {
             return new Link(connection, connection.async(), null);
         }
         if (client instanceof RedisClient standalone) {
+            listenTo(standalone);
             try {
                 StatefulRedisConnection<byte[], byte[]> connection = standalone.connect(ByteArrayCodec.INSTANCE);
                 connection.setTimeout(timeout);
@@ -483,6 +516,19 @@ public final class RedisConnections implements AutoCloseable {
         } catch (RuntimeException e) {
             closeQuietly(lent);
             throw e;
+        }
+    }
+
+    /** Listens to the reconnects of {@code client}'s connections (once). */
+    private void listenTo(AbstractRedisClient client) {
+        lock.lock();
+        try {
+            if (listened == null && !closed) {
+                client.addListener(reconnects);
+                listened = client;
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -700,6 +746,11 @@ public final class RedisConnections implements AutoCloseable {
             closed = true;
             open = link;
             link = null;
+            current = null;
+            if (listened != null) {
+                listened.removeListener(reconnects);
+                listened = null;
+            }
             failWaiting(closed());
         } finally {
             lock.unlock();
