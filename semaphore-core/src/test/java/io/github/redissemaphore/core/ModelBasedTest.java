@@ -944,7 +944,7 @@ class ModelBasedTest {
     private String phantom(Random r) {
         Party via = slots[r.nextInt(SLOTS)];
         int count = permitsToAsk(r, via.limit);
-        long lease = new long[] {300, 800, 1500}[r.nextInt(3)];
+        long lease = new long[] {300, 800, 1500, 4000}[r.nextInt(4)];
         boolean wait = r.nextInt(10) < 7;
         boolean fair = r.nextBoolean();
         long heartbeat = r.nextBoolean() ? 1000 : 2000;
