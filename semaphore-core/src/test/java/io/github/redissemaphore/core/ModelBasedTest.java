@@ -183,7 +183,7 @@ class ModelBasedTest {
     private enum Op {
         ACQUIRE_NOW(140), ACQUIRE_SHORT_WAIT(80), ACQUIRE_LONG_WAIT(80), ACQUIRE_BLOCKING(40), CANCEL(45),
         INTERRUPT(30), RELEASE(170), RELEASE_AGAIN(30), RELEASE_PART(30), RAW_RENEW(40), RAW_REPEATED_ACQUIRE(30),
-        RAW_CANCEL_UNKNOWN(20), RAW_CANCEL_WAITER(20), PHANTOM(30), PHANTOM_COMES_BACK(15), STATE(30),
+        RAW_CANCEL_UNKNOWN(20), RAW_CANCEL_WAITER(20), PHANTOM(30), PHANTOM_COMES_BACK(15), PHANTOM_SWEEPS(20), STATE(30),
         PAUSE(60), HALT(5), CLOSE_AND_RECONFIGURE(5), FLUSHALL(3), RESTART(1), KILL(1), OVERRIDE(12);
 
         final int weight;
@@ -595,6 +595,7 @@ class ModelBasedTest {
             case RAW_CANCEL_WAITER -> rawCancelWaiter(r);
             case PHANTOM -> phantom(r);
             case PHANTOM_COMES_BACK -> phantomComesBack(r);
+            case PHANTOM_SWEEPS -> phantomSweeps(r);
             case STATE -> state(r);
             case PAUSE -> pause(r);
             case HALT -> halt(r);
@@ -943,7 +944,7 @@ class ModelBasedTest {
     private String phantom(Random r) {
         Party via = slots[r.nextInt(SLOTS)];
         int count = permitsToAsk(r, via.limit);
-        long lease = new long[] {300, 800, 1500}[r.nextInt(3)];
+        long lease = new long[] {300, 800, 1500, 4000}[r.nextInt(4)];
         boolean wait = r.nextInt(10) < 7;
         boolean fair = r.nextBoolean();
         long heartbeat = r.nextBoolean() ? 1000 : 2000;
@@ -1031,6 +1032,90 @@ class ModelBasedTest {
         count(deadline != null ? "phantom holder comes back" : "phantom waiter comes back");
         return "phantom " + (deadline != null ? "holder " : "waiter ") + id + " comes back: "
                 + new String[] {"release", "cancel (release)", "cancel (keep)"}[mode] + ": " + answer;
+    }
+
+    /**
+     * A phantom's JVM comes back with the renew of a JVM that reached a new master (renew.lua, S1,
+     * S2): it names some of its leases for renewal, spares some, and sends a watermark above all its
+     * tokens, at one of them, or below all. Exactly its unnamed leases whose token is below
+     * min(watermark, server time - 1 s) end (they must be gone at the next check); every other
+     * lease of it, named or newer, and every waiter stays while its deadline has not passed.
+     */
+    private String phantomSweeps(Random r) {
+        Party via = slots[r.nextInt(SLOTS)];
+        if (!redisUp || current == null) {
+            return "phantom sweeps: Redis down";
+        }
+        ModelSnapshot s = current;
+        List<Party> phantoms = s.holders().keySet().stream().map(id -> phantomOf(s, id))
+                .filter(java.util.Objects::nonNull).distinct().toList();
+        if (phantoms.isEmpty()) {
+            return "phantom sweeps: no phantom holder";
+        }
+        Party phantom = phantoms.get(r.nextInt(phantoms.size()));
+        List<String> own = s.holders().keySet().stream().filter(id -> phantomOf(s, id) == phantom).toList();
+        List<String> waiting = s.queue().keySet().stream().filter(id -> phantomOf(s, id) == phantom).toList();
+        List<String> renewed = new ArrayList<>();
+        List<String> spared = new ArrayList<>();
+        for (String id : own) {
+            switch (r.nextInt(3)) {
+                case 0 -> renewed.add(id);
+                case 1 -> spared.add(id);
+                default -> { }
+            }
+        }
+        long watermark = switch (r.nextInt(3)) {
+            case 0 -> s.nowUs() + 10_000_000L;
+            case 1 -> s.info().get(own.get(r.nextInt(own.size()))).token();
+            default -> 1;
+        };
+        RenewScript.Renewed reply = rawCall(() -> raw.renew(keys, via.limit, HEARTBEAT, phantom.inbox, renewed,
+                spared, watermark));
+        if (reply == null) {
+            return "phantom sweeps: call failed";
+        }
+        long nowMs = atMs(reply.usage());
+        long below = Math.min(watermark, reply.usage().serverMicros() - 1_000_000L);
+        ModelSnapshot after = snapshot();
+        int sure = 0;
+        int maybe = 0;
+        for (String id : own) {
+            long deadline = s.holders().get(id);
+            boolean ends = !renewed.contains(id) && !spared.contains(id) && s.info().get(id).token() < below;
+            if (ends) {
+                mustBeGone.add(id);
+                if (deadline > nowMs) {
+                    sure++;
+                } else {
+                    maybe++;
+                }
+            } else if (deadline > after.nowMs() + CLOCK_TOLERANCE_MS || renewed.contains(id)) {
+                check(after.holders().containsKey(id), () -> "the sweep of " + phantom + " (watermark " + watermark
+                        + ", below " + below + ") ended " + id + " (token " + s.info().get(id).token() + ", "
+                        + (renewed.contains(id) ? "renewed" : spared.contains(id) ? "spared" : "newer") + ")");
+            }
+        }
+        for (String id : waiting) {
+            Long deadline = s.queueDeadline().get(id);
+            if (deadline != null && deadline > after.nowMs() + CLOCK_TOLERANCE_MS) {
+                check(after.queue().containsKey(id) || after.holders().containsKey(id),
+                        () -> "the sweep of " + phantom + " ended its waiter " + id);
+            }
+        }
+        int ended = reply.swept();
+        int most = sure + maybe + waiting.size();
+        int least = sure;
+        check(ended >= least && ended <= most, () -> "the sweep of " + phantom + " ended " + ended
+                + " leases, expected " + least + ".." + most);
+        for (int i = 0; i < renewed.size(); i++) {
+            if (reply.statuses().get(i) > 0) {
+                phantom.deathMs = Math.max(phantom.deathMs, nowMs);
+                fullLease.put(renewed.get(i), nowMs + phantom.leaseMs);
+            }
+        }
+        count(ended > 0 ? "phantom sweep ended a lease" : "phantom sweep ended nothing");
+        return "phantom " + phantom + " sweeps (watermark " + watermark + ", renews " + renewed + ", spares " + spared
+                + "): ended " + ended;
     }
 
     private Party phantomOf(ModelSnapshot s, String id) {

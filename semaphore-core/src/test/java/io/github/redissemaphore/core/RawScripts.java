@@ -56,6 +56,12 @@ final class RawScripts {
         return runner.call(keys, new RenewScript(limit, heartbeat, inbox, ids));
     }
 
+    /** A renew that sweeps: ends the unnamed leases of {@code inbox} whose token is below {@code watermark}. */
+    Renewed renew(SemaphoreKeys keys, int limit, Duration heartbeat, String inbox, List<String> ids,
+                  List<String> spared, long watermark) {
+        return runner.call(keys, new RenewScript(limit, heartbeat, inbox, ids, spared, watermark));
+    }
+
     Leased adopt(SemaphoreKeys keys, int limit, String id, String inbox, String owner) {
         return runner.call(keys, LeaseScript.adopt(limit, id, inbox, owner));
     }

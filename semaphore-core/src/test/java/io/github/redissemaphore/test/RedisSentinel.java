@@ -70,6 +70,20 @@ public final class RedisSentinel implements AutoCloseable {
         return Integer.parseInt(info.substring(at + "address=".length()).split("[,\\r\\n]")[0].split(":")[1]);
     }
 
+    /**
+     * Asks the Sentinel for a failover, as an operator does ({@code SENTINEL FAILOVER}): the replica
+     * is promoted while the master keeps running; the Sentinel demotes the old master later, when
+     * it next sees it still reporting itself a master.
+     */
+    public void failover() {
+        sentinel.adminCommand("SENTINEL", "FAILOVER", MASTER_NAME);
+    }
+
+    /** @return whether {@code server} reports itself a master ({@code role:master}) */
+    public static boolean isMaster(RedisServer server) {
+        return server.info("replication").contains("role:master");
+    }
+
     /** @return a new, started connection factory that finds the master through the Sentinel */
     public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
         return factories.sentinel(new RedisSentinelConfiguration().master(MASTER_NAME)

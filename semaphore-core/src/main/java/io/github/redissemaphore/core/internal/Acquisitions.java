@@ -68,7 +68,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     }
 
     /**
-     * Runs {@code started} (the count-down of {@link SemaphoreLedger#started()}) when the
+     * Runs {@code started} (the count-down of {@link SemaphoreLedger#started(long)}) when the
      * first reply has been handled, or when starting failed before that. From the moment the
      * acquisition's observation starts, whatever fails ends it: a {@link RuntimeException} that is
      * no Redis failure (a scheduler that refuses a task, an inbox that cannot subscribe, a bug)

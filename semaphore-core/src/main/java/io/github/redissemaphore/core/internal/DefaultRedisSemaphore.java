@@ -185,11 +185,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         identity.settings().checkRequest(permits);
         SemaphoreSettings.checkWait("maxWait", maxWait);
         SemaphoreSettings.checkLease("leaseTime", leaseTime);
-        if (!ledger.enter()) {
+        long since = figures.newestMicros();
+        if (!ledger.enter(since)) {
             // Outside the ledger's lock: the live semaphore's acquisition talks to Redis.
             return liveSemaphores.live(identity).start(permits, maxWait, leaseTime, async);
         }
-        Runnable started = once(ledger::started);
+        Runnable started = once(() -> ledger.started(since));
         PendingAcquisition pending;
         try {
             pending = acquisitions.begin(permits, maxWait, leaseTime, async, started);
@@ -254,13 +255,14 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      * {@code forward} on the live one when this one has been retired.
      */
     private <T> T onLive(Function<DefaultRedisSemaphore, T> forward, Supplier<T> here) {
-        if (!ledger.enter()) {
+        // 0: an adoption makes this JVM own a lease of an old token; no sweep while one is starting.
+        if (!ledger.enter(0)) {
             return forward.apply(liveSemaphores.live(identity));
         }
         try {
             return here.get();
         } finally {
-            ledger.started();
+            ledger.started(0);
         }
     }
 
@@ -277,6 +279,14 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     /** One renewal tick now, for tests that time it. */
     void renewNow() {
         keeper.renewNow();
+    }
+
+    /**
+     * The library's connection was made anew: the next renewal, due at once, ends the leases of
+     * this JVM that Redis may still hold although this JVM gave them back (see renew.lua).
+     */
+    void sweepSoon() {
+        keeper.sweepSoon(tick);
     }
 
     /** A crash, for tests: ticks stop, nothing is sent to Redis. */

@@ -421,7 +421,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     /**
      * While clean-ups wait to be sent again, a lost connection is made anew at once; when Redis
      * answers again they go now, and if the library's connection was made anew, so is the inbox's
-     * subscription.
+     * subscription, and every semaphore's next renewal, due at once, sweeps (see renew.lua).
      */
     private RedisConnections.Recovery recovery() {
         return new RedisConnections.Recovery() {
@@ -435,6 +435,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
                 retries.now();
                 if (reconnected) {
                     inbox.reconnect();
+                    // Maybe another server now (a failover): it may hold leases given back on the old one.
+                    semaphores.values().forEach(DefaultRedisSemaphore::sweepSoon);
                 }
             }
         };

@@ -62,6 +62,12 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     private final AtomicLong renewalFailingSince = new AtomicLong(NONE);
     /** System.nanoTime() at which the tick's renewal now in flight was sent; NONE when none is. */
     private final AtomicLong renewalInFlight = new AtomicLong(NONE);
+    /**
+     * How many sweeps were asked for ({@link #sweepSoon}), and how many of them a renewal has done:
+     * a sweep is due while they differ.
+     */
+    private final AtomicLong sweepsAsked = new AtomicLong();
+    private final AtomicLong sweepsDone = new AtomicLong();
 
     LeaseKeeper(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, UsageFigures figures,
                 LeaseWatchdog watchdog, WaiterReplies waiters) {
@@ -89,15 +95,46 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     }
 
     /**
+     * The library's connection was made anew (a failover, a restart, a dropped connection): Redis
+     * may be another server now, which may still hold leases this JVM gave back on the old one.
+     * The next renewal, due at once, sweeps them (renew.lua, S1 and S2), even if this JVM holds
+     * and waits for nothing on this semaphore now.
+     */
+    void sweepSoon(RenewalTick tick) {
+        sweepsAsked.incrementAndGet();
+        tick.wakeWithin(Duration.ZERO);
+    }
+
+    /** @return whether a sweep was asked for and no renewal has done it yet */
+    @Override
+    public boolean sweepDue() {
+        return sweepsDone.get() < sweepsAsked.get();
+    }
+
+    /**
      * One tick: a single renew call for every lease (or, without auto-renewal, every claim still
-     * to confirm) and every waiter this JVM has on this semaphore.
+     * to confirm) and every waiter this JVM has on this semaphore; and the sweep, when one is due.
      */
     @Override
     public void renewNow() {
-        List<Lease> leases = ledger.leases().stream()
+        // Read before the lists (renew.lua, S2): every call started after this runs at a later server time.
+        long asked = sweepsAsked.get();
+        long watermark = 0;
+        if (asked > sweepsDone.get()) {
+            long newest = figures.newestMicros();
+            if (newest == 0) {
+                // Redis never answered this JVM about this semaphore: it cannot hold a lease of it.
+                sweepsDone.accumulateAndGet(asked, Math::max);
+            }
+            // (0 while an adoption is starting: the sweep waits for the next tick.)
+            watermark = Math.min(newest, ledger.startingSince());
+        }
+        List<Lease> all = ledger.leases();
+        List<PendingAcquisition> waiting = ledger.waiters();
+        List<Lease> leases = all.stream()
                 .filter(lease -> identity.settings().autoRenew() || lease.needsConfirmation()).toList();
-        List<PendingAcquisition> queued = ledger.waiters().stream().filter(PendingAcquisition::isQueued).toList();
-        if (leases.isEmpty() && queued.isEmpty()) {
+        List<PendingAcquisition> queued = waiting.stream().filter(PendingAcquisition::isQueued).toList();
+        if (leases.isEmpty() && queued.isEmpty() && watermark == 0) {
             return;
         }
         if (!renewalInFlight.compareAndSet(NONE, System.nanoTime())) {
@@ -108,11 +145,29 @@ final class LeaseKeeper implements RenewalTick.Renewals {
             watchdog.watch(leases);
             List<Lease> claims = leases.stream().filter(Lease::needsConfirmation).toList();
             if (!claims.isEmpty()) {
-                renew(claims, List.of(), false);
+                renew(claims, List.of(), false, Sweep.NONE);
             }
             return;
         }
-        renew(leases, queued, true);
+        Sweep sweep = Sweep.NONE;
+        if (watermark > 0) {
+            // Spared: what this JVM holds or waits with but does not name for renewal.
+            List<String> spared = new ArrayList<>();
+            if (leases.size() < all.size()) {
+                all.stream().filter(lease -> !lease.needsConfirmation()).forEach(lease -> spared.add(lease.id()));
+            }
+            waiting.stream().filter(pending -> !pending.isQueued()).forEach(pending -> spared.add(pending.id));
+            sweep = new Sweep(watermark, spared, asked);
+        }
+        renew(leases, queued, true, sweep);
+    }
+
+    /**
+     * A sweep a renewal carries: the watermark and the spared ids (renew.lua, S1 and S2), and the
+     * count of sweeps asked for that it answers.
+     */
+    private record Sweep(long watermark, List<String> spared, long asked) {
+        static final Sweep NONE = new Sweep(0, List.of(), 0);
     }
 
     /**
@@ -120,14 +175,14 @@ final class LeaseKeeper implements RenewalTick.Renewals {
      * each id was when the call was sent (a lease, or a confirmed queue entry), never against what
      * the ledger holds by the time the reply arrives.
      */
-    private void renew(List<Lease> leases, List<PendingAcquisition> queued, boolean tick) {
+    private void renew(List<Lease> leases, List<PendingAcquisition> queued, boolean tick, Sweep sweep) {
         List<String> ids = new ArrayList<>(leases.size() + queued.size());
         leases.forEach(lease -> ids.add(lease.id()));
         queued.forEach(pending -> ids.add(pending.id));
         long sentNanos = tick ? renewalInFlight.get() : System.nanoTime();
         watchdog.watch(leases);
         CompletableFuture<Renewed> renewal = context.runner().send(identity.keys(), new RenewScript(identity.limit(),
-                context.waiterHeartbeat(), identity.inbox(), ids));
+                context.waiterHeartbeat(), identity.inbox(), ids, sweep.spared(), sweep.watermark()));
         if (!queued.isEmpty()) {
             watchHeartbeats(queued, renewal);
         }
@@ -140,6 +195,14 @@ final class LeaseKeeper implements RenewalTick.Renewals {
             } else {
                 if (tick) {
                     renewalFailingSince.set(NONE);
+                }
+                if (sweep.watermark() > 0) {
+                    sweepsDone.accumulateAndGet(sweep.asked(), Math::max);
+                    if (reply.swept() > 0) {
+                        log.warn("Semaphore '{}': ended {} lease(s) of this JVM that Redis still held although this"
+                                + " JVM had given them back (the server it reached anew, after a failover or a"
+                                + " restart, had missed their release)", identity.name(), reply.swept());
+                    }
                 }
                 renewed(leases, queued, reply, sentNanos);
             }

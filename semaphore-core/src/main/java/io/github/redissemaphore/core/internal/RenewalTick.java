@@ -24,6 +24,11 @@ final class RenewalTick {
 
         /** One tick: renew every lease and heartbeat every waiter, in one call. */
         void renewNow();
+
+        /** @return whether a tick is due even with nothing held or waiting: a sweep (see renew.lua) */
+        default boolean sweepDue() {
+            return false;
+        }
     }
 
     private final SemaphoreIdentity identity;
@@ -68,7 +73,7 @@ final class RenewalTick {
                 delay = Duration.ofNanos(shortest.getAsLong() / 3);
             }
         }
-        if (ledger.hasWaiters() && (delay == null || waiterTick.compareTo(delay) < 0)) {
+        if ((ledger.hasWaiters() || renewals.sweepDue()) && (delay == null || waiterTick.compareTo(delay) < 0)) {
             delay = waiterTick;
         }
         // A claim (a grant from the queue, heard from the inbox) is confirmed by the next tick, in

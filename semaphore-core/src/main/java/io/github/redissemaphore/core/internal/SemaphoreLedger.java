@@ -26,8 +26,8 @@ import org.jspecify.annotations.Nullable;
  *     +--- close(): no start from now on; waits for the starting ones --> CLOSING
  * </pre>
  *
- * An acquisition, adoption or release by id {@link #enter() enters} before it can make this JVM
- * hold or wait, and {@link #started() leaves} once it has (or has failed): retirement waits for
+ * An acquisition, adoption or release by id {@link #enter(long) enters} before it can make this JVM
+ * hold or wait, and {@link #started(long) leaves} once it has (or has failed): retirement waits for
  * none, it simply refuses while one is starting, so a semaphore is never forgotten with a lease
  * or a waiter the registry would then not shut down. A retired semaphore sends new work to the
  * registry's live one of the same name. {@link State#CLOSING} is final: shutdown ends every wait
@@ -63,6 +63,12 @@ final class SemaphoreLedger {
     /** Signalled when no acquisition is starting any more. */
     private final Condition noneStarting = lifecycle.newCondition();
     private int starting;
+    /**
+     * Of each call starting now, the server time (us) of the newest reply this JVM had read when
+     * it entered (0 for an adoption, whose lease keeps its old token), counted per value: the
+     * sweep's watermark stays at or below the lowest (see renew.lua, S2).
+     */
+    private final java.util.TreeMap<Long, Integer> startingSince = new java.util.TreeMap<>();
     /** Written under {@link #lifecycle}; volatile so the reply path can skip reports of a forgotten semaphore. */
     private volatile State state = State.LIVE;
 
@@ -79,10 +85,12 @@ final class SemaphoreLedger {
      * Lets an acquisition, adoption or release start, which may make this JVM hold or wait on the
      * semaphore; {@link #started()} must follow once it has (or has failed).
      *
+     * @param sinceMicros the server time of the newest reply read before this call (0: the call
+     *                    may make this JVM own a lease of any token, an adoption)
      * @return false when the semaphore is retired: go on with the registry's live one
      * @throws SemaphoreUnavailableException when shutdown has begun
      */
-    boolean enter() {
+    boolean enter(long sinceMicros) {
         lifecycle.lock();
         try {
             if (state == State.CLOSING) {
@@ -92,19 +100,34 @@ final class SemaphoreLedger {
                 return false;
             }
             starting++;
+            startingSince.merge(sinceMicros, 1, Integer::sum);
             return true;
         } finally {
             lifecycle.unlock();
         }
     }
 
-    /** What {@link #enter()} let start has been handled (or never got to send anything). */
-    void started() {
+    /** What {@link #enter(long)} let start has been handled (or never got to send anything). */
+    void started(long sinceMicros) {
         lifecycle.lock();
         try {
+            startingSince.computeIfPresent(sinceMicros, (since, count) -> count == 1 ? null : count - 1);
             if (--starting == 0) {
                 noneStarting.signalAll();
             }
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    /**
+     * @return the lowest {@code sinceMicros} of the calls starting now, or {@link Long#MAX_VALUE}
+     *         when none is: a lease such a call makes this JVM hold has a token at or above it
+     */
+    long startingSince() {
+        lifecycle.lock();
+        try {
+            return startingSince.isEmpty() ? Long.MAX_VALUE : startingSince.firstKey();
         } finally {
             lifecycle.unlock();
         }

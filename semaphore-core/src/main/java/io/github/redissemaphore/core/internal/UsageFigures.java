@@ -19,6 +19,8 @@ final class UsageFigures {
     private final LimitMismatch limitMismatch;
     private final Listeners listeners;
     private final NewestUsage newestUsage = new NewestUsage();
+    /** The server time (us) of the newest reply seen; 0 before the first. */
+    private final java.util.concurrent.atomic.AtomicLong newestMicros = new java.util.concurrent.atomic.AtomicLong();
     /** Where the figures of a capped semaphore's cap go, which every reply about its key carries too. */
     private final Consumer<Usage> capFigures;
 
@@ -33,6 +35,7 @@ final class UsageFigures {
     }
 
     void seen(Usage usage) {
+        newestMicros.accumulateAndGet(usage.serverMicros(), Math::max);
         // A late reply of a clean-up after the registry forgot this semaphore (and its gauges): not reported.
         if (!ledger.isRetired()) {
             newestUsage.offer(usage, figures -> listeners.usageReported(name, figures.limit(), figures.used(),
@@ -43,6 +46,14 @@ final class UsageFigures {
         if (usage.earliestLeaseEndMillis() >= 0 && usage.waiters() > 0 && ledger.hasWaiters()) {
             tick.wakeWithin(Duration.ofMillis(usage.earliestLeaseEndMillis() + 1));
         }
+    }
+
+    /**
+     * @return the server time in microseconds of the newest reply about this semaphore seen so
+     *         far (0 before the first): every call sent from now on runs at a later server time
+     */
+    long newestMicros() {
+        return newestMicros.get();
     }
 
     /** @see LimitMismatch#others() */

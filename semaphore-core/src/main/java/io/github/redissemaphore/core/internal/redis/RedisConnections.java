@@ -3,7 +3,9 @@ package io.github.redissemaphore.core.internal.redis;
 import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.api.StatefulConnection;
@@ -18,6 +20,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
@@ -77,6 +80,9 @@ public final class RedisConnections implements AutoCloseable {
     /** No such moment: a System.nanoTime() that never occurs in practice. */
     private static final long NONE = Long.MIN_VALUE;
 
+    /** At most one WARN of a demoted master per this period (a misconfigured address would repeat it). */
+    private static final Duration READ_ONLY_WARN_PERIOD = Duration.ofSeconds(30);
+
     /** How soon a connect that failed is tried again while calls wait for a connection. */
     static final Duration RECONNECT_DELAY = Duration.ofMillis(200);
 
@@ -135,9 +141,37 @@ public final class RedisConnections implements AutoCloseable {
     private @Nullable RuntimeException lastConnectFailure;
     /** The client cannot connect by itself (no address of its own): lend the factory's dedicated connection. */
     private boolean lendFromFactory;
-    private boolean closed;
+    private volatile boolean closed;
     /** Set by a call Redis did not answer, cleared by a reply: Redis is not answering now. */
     private final AtomicBoolean silent = new AtomicBoolean();
+    /** The connection of {@link #link}, for Lettuce's reconnect events (read off the lock). */
+    private volatile @Nullable StatefulConnection<byte[], byte[]> current;
+    /** The client {@link #reconnects} listens to, or null. */
+    private @Nullable AbstractRedisClient listened;
+    /**
+     * Hears Lettuce make the library's connection anew by itself (its own reconnect, which on a
+     * Sentinel setup asks the Sentinel for the master again): to the registry, that is a new
+     * connection as one made here is, maybe to another server ({@link Recovery#answersAgain}).
+     */
+    private final RedisConnectionStateListener reconnects = new RedisConnectionStateListener() {
+        @Override
+        public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
+            if (connection != current || closed) {
+                return;
+            }
+            try {
+                connector.execute(() -> {
+                    log.info("The semaphores' connection to Redis was made anew ({})", address);
+                    silent.set(false);
+                    recovery.answersAgain(true);
+                });
+            } catch (RejectedExecutionException e) {
+                // closing
+            }
+        }
+    };
+    /** System.nanoTime() of the last WARN of a demoted master, or NONE. */
+    private volatile long lastReadOnlyWarnNanos = NONE;
     /** System.nanoTime() of the last reply, or of the last connection made. */
     private volatile long lastAnswerNanos = System.nanoTime();
     /** System.nanoTime() at which the first call since the last answer was made; {@link #NONE} if none was. */
@@ -253,6 +287,17 @@ public final class RedisConnections implements AutoCloseable {
     /** Sends on {@code open}, under the lock (calls go out in the order they were made). */
     private <R> void dispatch(Link open, CompletableFuture<R> reply,
                               Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
+        dispatch(open, reply, command, true);
+    }
+
+    /**
+     * Sends on {@code open}, under the lock. A call that a demoted master refuses ({@code READONLY}:
+     * it wrote nothing, as a replica refuses every write) is sent again, once, on the connection
+     * made anew, to the master the Sentinel names now ({@link #demoted}).
+     */
+    private <R> void dispatch(Link open, CompletableFuture<R> reply,
+                              Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command,
+                              boolean again) {
         CompletableFuture<R> sent;
         try {
             sent = command.apply(open.commands());
@@ -260,7 +305,79 @@ public final class RedisConnections implements AutoCloseable {
             reply.completeExceptionally(e);
             return;
         }
-        sent.whenComplete((value, error) -> complete(reply, value, error));
+        sent.whenComplete((value, error) -> {
+            if (error != null && readOnly(error)) {
+                answered();
+                if (demoted(open, again && !reply.isDone() ? new Waiting(reply, inCallersScope,
+                        target -> dispatch(target, reply, command, false)) : null)) {
+                    return;
+                }
+            }
+            complete(reply, value, error);
+        });
+    }
+
+    /**
+     * @return whether Redis refused a call as a replica does a write ({@code READONLY You can't
+     *         write against a read only replica}): the server is no master (any more)
+     */
+    static boolean readOnly(Throwable error) {
+        Throwable cause = cause(error);
+        String message = cause instanceof RedisCommandExecutionException ? cause.getMessage() : null;
+        return message != null && (message.startsWith("READONLY") || message.contains(" READONLY "));
+    }
+
+    /**
+     * The server of {@code open} refused a write as a replica: a failover demoted it (a Sentinel's
+     * {@code SENTINEL FAILOVER}, or the old master coming back as a replica), and this connection
+     * would go on talking to it. So it is dropped now and a new one made at once, which Lettuce
+     * makes to the master the Sentinel names, without waiting for a lease to run out or for
+     * Lettuce's reconnect backoff; {@code requeue} (a call to send again) goes first in line for it.
+     * Logged once per connection, at WARN.
+     */
+    private boolean demoted(Link open, @Nullable Waiting requeue) {
+        boolean drop;
+        boolean requeued = false;
+        lock.lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            drop = link == open;
+            if (drop) {
+                link = null;
+                current = null;
+            }
+            if (requeue != null) {
+                waiting.addFirst(requeue);
+                requeued = true;
+            }
+            if (drop || !waiting.isEmpty()) {
+                connectIfNeeded();
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (drop) {
+            long now = System.nanoTime();
+            long last = lastReadOnlyWarnNanos;
+            boolean warn = last == NONE || now - last > READ_ONLY_WARN_PERIOD.toNanos();
+            lastReadOnlyWarnNanos = now;
+            String message = "Redis refused a write of the semaphores with READONLY: the server they were connected"
+                    + " to is a replica now (a failover demoted it, or the address names a replica); connecting to"
+                    + " the master now, and sending the refused calls again there";
+            if (warn) {
+                log.warn(message);
+            } else {
+                log.debug(message);
+            }
+            try {
+                connector.execute(open::close);
+            } catch (RejectedExecutionException e) {
+                open.close();
+            }
+        }
+        return requeued;
     }
 
     /** Under the lock: starts making a connection unless one is being made. */
@@ -292,6 +409,7 @@ public final class RedisConnections implements AutoCloseable {
                 return;
             }
             link = null;
+            current = null;
         } finally {
             lock.unlock();
         }
@@ -327,6 +445,7 @@ public final class RedisConnections implements AutoCloseable {
                 return;
             }
             link = fresh;
+            current = fresh.connection();
             lastAnswerNanos = System.nanoTime();
             firstUnansweredNanos.set(NONE);
             lastConnectFailure = null;
@@ -376,6 +495,7 @@ public final class RedisConnections implements AutoCloseable {
             return new Link(connection, connection.async(), null);
         }
         if (client instanceof RedisClient standalone) {
+            listenTo(standalone);
             try {
                 StatefulRedisConnection<byte[], byte[]> connection = standalone.connect(ByteArrayCodec.INSTANCE);
                 connection.setTimeout(timeout);
@@ -396,6 +516,19 @@ public final class RedisConnections implements AutoCloseable {
         } catch (RuntimeException e) {
             closeQuietly(lent);
             throw e;
+        }
+    }
+
+    /** Listens to the reconnects of {@code client}'s connections (once). */
+    private void listenTo(AbstractRedisClient client) {
+        lock.lock();
+        try {
+            if (listened == null && !closed) {
+                client.addListener(reconnects);
+                listened = client;
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -613,6 +746,11 @@ public final class RedisConnections implements AutoCloseable {
             closed = true;
             open = link;
             link = null;
+            current = null;
+            if (listened != null) {
+                listened.removeListener(reconnects);
+                listened = null;
+            }
             failWaiting(closed());
         } finally {
             lock.unlock();

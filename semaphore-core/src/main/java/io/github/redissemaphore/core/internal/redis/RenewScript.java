@@ -11,20 +11,35 @@ import org.springframework.data.redis.core.script.RedisScript;
 /**
  * {@code renew.lua}: extends the leases (each by its own length) and refreshes the waiters that
  * the JVM of {@code inbox} has on one semaphore, in one call; reports, per id, what it found.
+ * With a {@code watermark} it also sweeps: it ends this JVM's leases that the call names neither
+ * in {@code ids} nor in {@code spared} and whose fencing token is below the watermark (see the
+ * script's header, S1 and S2).
  *
  * @param limit     the caller's configured permits
  * @param heartbeat how long a queue entry lives from now without another renewal
  * @param inbox     the channel of the renewing JVM: only its own leases are extended
  * @param ids       leases and waiters, in the order of the reply's statuses
+ * @param spared    further ids the sweep must not end (nothing is reported of them)
+ * @param watermark server time in microseconds below whose tokens the sweep ends this JVM's
+ *                  unnamed leases; 0: no sweep
  */
-public record RenewScript(int limit, Duration heartbeat, String inbox, List<String> ids)
-        implements ScriptCall<RenewScript.Renewed> {
+public record RenewScript(int limit, Duration heartbeat, String inbox, List<String> ids, List<String> spared,
+                          long watermark) implements ScriptCall<RenewScript.Renewed> {
 
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> SCRIPT = Scripts.load("renew");
 
     public RenewScript {
         ids = List.copyOf(ids);
+        spared = List.copyOf(spared);
+        if (watermark < 0) {
+            throw new IllegalArgumentException("watermark must be 0 or more, but was " + watermark);
+        }
+    }
+
+    /** A renewal without a sweep. */
+    public RenewScript(int limit, Duration heartbeat, String inbox, List<String> ids) {
+        this(limit, heartbeat, inbox, ids, List.of(), 0);
     }
 
     /**
@@ -33,8 +48,9 @@ public record RenewScript(int limit, Duration heartbeat, String inbox, List<Stri
      * @param renewed  how many leases it extended
      * @param statuses per id: a token (holds), {@link #WAITING}, {@link #GONE} or {@link #ADOPTED}
      * @param leases   per id, the lease it was extended by ({@link Duration#ZERO} unless it holds)
+     * @param swept    how many leases of this JVM the sweep ended (0 without a watermark)
      */
-    public record Renewed(Usage usage, int renewed, List<Long> statuses, List<Duration> leases) {
+    public record Renewed(Usage usage, int renewed, List<Long> statuses, List<Duration> leases, int swept) {
         /** Still in the queue. */
         public static final long WAITING = 0;
         /** Neither held nor waiting any more. */
@@ -51,11 +67,13 @@ public record RenewScript(int limit, Duration heartbeat, String inbox, List<Stri
 
     @Override
     public List<String> args() {
-        List<String> args = new ArrayList<>(ids.size() + 3);
+        List<String> args = new ArrayList<>(ids.size() + spared.size() + 3);
         args.add(String.valueOf(limit));
-        args.add(millis(heartbeat));
+        args.add(watermark > 0 || !spared.isEmpty()
+                ? millis(heartbeat) + " " + watermark + " " + spared.size() : millis(heartbeat));
         args.add(inbox);
         args.addAll(ids);
+        args.addAll(spared);
         return args;
     }
 
@@ -68,6 +86,6 @@ public record RenewScript(int limit, Duration heartbeat, String inbox, List<Stri
             statuses.add(reply.number(1 + i));
             leases.add(Duration.ofMillis(reply.number(1 + n + i)));
         }
-        return new Renewed(reply.usage(limit), (int) reply.number(0), statuses, leases);
+        return new Renewed(reply.usage(limit), (int) reply.number(0), statuses, leases, (int) reply.number(1 + 2 * n));
     }
 }
