@@ -95,7 +95,8 @@ class AclClusterTest {
             // same lease is then held only because it was renewed.
             Renewals renewals = first.getBean(Renewals.class);
             await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
-                    .until(() -> renewals.of("renewed") >= 2 && Renewals.since(entered).compareTo(Duration.ofSeconds(2)) > 0);
+                    .until(() -> renewals.of("renewed") >= 2
+                            && Renewals.since(entered).compareTo(Duration.ofSeconds(2)) > 0);
             assertThat(((SemaphoreDescriptor) endpoint.semaphore("renewed")).holders())
                     .extracting(SemaphoresEndpoint.HolderDescriptor::permitId).as("the holders of 'renewed' after two lease times")
                     .containsExactly(permitId);
