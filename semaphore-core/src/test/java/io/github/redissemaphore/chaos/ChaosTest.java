@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -345,8 +346,13 @@ class ChaosTest {
                 }
             } catch (InterruptedException e) {
                 return;
+            } catch (DataAccessException e) {
+                // Redis stopped, paused or partitioned away: no picture this time. Anything else
+                // (a snapshot that cannot be read, a bug of the checks) is a problem of the run.
             } catch (RuntimeException e) {
-                // Redis stopped or paused: no picture this time.
+                if (snapshotProblems.size() < 20) {
+                    snapshotProblems.add("a snapshot failed: " + e);
+                }
             }
         }
     }
@@ -378,8 +384,13 @@ class ChaosTest {
                 }
             }
         }
-        // Every entry of a dead JVM has reached its deadline; the live holders renew theirs.
-        Thread.sleep(Math.max(LEASE_MS, HEARTBEAT_MS) + 1000);
+        // Every entry of a dead JVM has reached its deadline (by the bound check 3 holds it to, from
+        // the last kill, which may have come just before the end), and so has everything the live
+        // workers left running at the quiesce; the live holders renew theirs.
+        long lastKillMs = dead.stream().mapToLong(w -> w.killedMs).max().orElse(0);
+        long settledMs = Math.max(System.currentTimeMillis() + Math.max(LEASE_MS, HEARTBEAT_MS) + 1000,
+                lastKillMs + deadPartyBoundMs());
+        Thread.sleep(Math.max(0, settledMs - System.currentTimeMillis()));
         try (SemaphoreRegistry registry = SemaphoreRegistry.builder(direct)
                 .configure(NAME, shape.settings()).build()) {
             // A script call that purges what expired: of a capped semaphore, about all its keys.
@@ -422,8 +433,10 @@ class ChaosTest {
         long rejected = 0;
         long unavailable = 0;
         long errors = 0;
-        long worstOverrunMs = Long.MIN_VALUE;
+        long worstOverrunMs = Long.MIN_VALUE / 2;
+        long worstOverrunLateMs = 0;
         String worstOverrunCall = "";
+        List<String> errorCalls = new ArrayList<>();
         List<String> overruns = new ArrayList<>();
         Set<Long> tokens = new HashSet<>();
         long duplicateTokens = 0;
@@ -431,10 +444,17 @@ class ChaosTest {
         try (var files = Files.list(dir)) {
             for (Path file : files.filter(f -> f.getFileName().toString().startsWith("events-")).toList()) {
                 String wid = file.getFileName().toString().substring("events-".length()).replace(".log", "");
-                for (String line : Files.readAllLines(file)) {
+                List<String> lines = Files.readAllLines(file);
+                for (int i = 0; i < lines.size(); i++) {
+                    String line = lines.get(i);
+                    // Only a SIGKILL cuts a line, and only the last one a killed worker wrote.
+                    boolean mayBeCut = i == lines.size() - 1 && dead.stream().anyMatch(w -> w.wid.equals(wid));
                     String[] p = line.split(" ");
                     if (p.length < 2) {
-                        continue; // a line cut by the SIGKILL
+                        if (!mayBeCut) {
+                            failures.add("unreadable line " + (i + 1) + " of " + file + ": '" + line + "'");
+                        }
+                        continue;
                     }
                     try {
                         switch (p[0]) {
@@ -442,30 +462,38 @@ class ChaosTest {
                                 calls++;
                                 long tookMs = Long.parseLong(p[2]) / 1_000_000;
                                 long waitMs = Long.parseLong(p[3]);
+                                // how late the worker's own 10 ms timer ran meanwhile (measured for an overrun only)
+                                long lateMs = Long.parseLong(p[4]);
                                 long overrun = tookMs - waitMs - COMMAND_TIMEOUT_MS;
-                                if (overrun > worstOverrunMs) {
+                                if (overrun - lateMs > worstOverrunMs - worstOverrunLateMs) {
                                     worstOverrunMs = overrun;
+                                    worstOverrunLateMs = lateMs;
                                     worstOverrunCall = wid + " " + line;
                                 }
-                                if (overrun > OVERRUN_ALLOWED_MS && overruns.size() < 10) {
+                                if (overrun > OVERRUN_ALLOWED_MS + lateMs && overruns.size() < 10) {
                                     overruns.add(wid + ": " + line);
                                 }
-                                switch (p[4]) {
+                                switch (p[5]) {
                                     case "G" -> {
-                                        Grant grant = grants.computeIfAbsent(p[6], id -> new Grant());
+                                        Grant grant = grants.computeIfAbsent(p[7], id -> new Grant());
                                         grant.wid = wid;
-                                        grant.grantMs = Long.parseLong(p[7]);
-                                        grant.token = Long.parseLong(p[8]);
+                                        grant.grantMs = Long.parseLong(p[8]);
+                                        grant.token = Long.parseLong(p[9]);
                                         if (!tokens.add(grant.token)) {
                                             duplicateTokens++;
                                         }
-                                        if (p.length > 9) {
-                                            grantsPerKey.merge(p[9], 1, Integer::sum);
+                                        if (p.length > 10) {
+                                            grantsPerKey.merge(p[10], 1, Integer::sum);
                                         }
                                     }
                                     case "R" -> rejected++;
                                     case "U" -> unavailable++;
-                                    default -> errors++;
+                                    default -> {
+                                        errors++;
+                                        if (errorCalls.size() < 10) {
+                                            errorCalls.add(wid + ": " + line);
+                                        }
+                                    }
                                 }
                             }
                             case "X" -> grants.computeIfAbsent(p[1], id -> new Grant()).releaseMs = Long.parseLong(p[2]);
@@ -474,8 +502,10 @@ class ChaosTest {
                             default -> {
                             }
                         }
-                    } catch (RuntimeException e) {
-                        // a line cut by the SIGKILL
+                    } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
+                        if (!mayBeCut) {
+                            failures.add("unreadable line " + (i + 1) + " of " + file + ": '" + line + "' (" + e + ")");
+                        }
                     }
                 }
             }
@@ -549,9 +579,15 @@ class ChaosTest {
             }
         }
 
-        // 4. No caller blocked past wait + command timeout + 200 ms.
+        // 4. No caller blocked past wait + command timeout + 200 ms (plus however late the worker's
+        // JVM let a timer run meanwhile), and every call ended granted, rejected or unavailable.
         if (!overruns.isEmpty()) {
-            failures.add("calls blocked past wait + command timeout + " + OVERRUN_ALLOWED_MS + " ms: " + overruns);
+            failures.add("calls blocked past wait + command timeout + " + OVERRUN_ALLOWED_MS + " ms + the lateness of"
+                    + " their JVM's timer (the field after the wait): " + overruns);
+        }
+        if (!errorCalls.isEmpty()) {
+            failures.add(errors + " calls failed with neither a rejection nor SemaphoreUnavailableException (the"
+                    + " worker's out-<wid>.log in the run directory has each exception): " + errorCalls);
         }
 
         // 5. The data model.
@@ -587,7 +623,7 @@ class ChaosTest {
                   faults %s; restarts %s
                   max inside (witness) %d vs %d permits%s; enters above the permits in data-loss windows %d
                   max used seen in %d snapshots: %d%s
-                  worst call overrun past wait + command timeout: %d ms (%s)
+                  worst call overrun past wait + command timeout: %d ms, its JVM's timer %d ms late (%s)
                   worst dead-permit return after SIGKILL: %d ms (bound %d ms)
                   permits held across a restart %d; worst onLost after a data loss: %d ms after the stop (bound %d ms)
                   held at the end: %d permits, used %d
@@ -596,7 +632,8 @@ class ChaosTest {
                 shape.total(), shape.capped() ? " in all; in one key " + witness.maxKey() + " vs " + shape.permits()
                         + " (grants per key " + grantsPerKey + ")" : "",
                 overInWindows, snapshots.get(), maxUsed.get(),
-                shape.capped() ? " in all, " + maxKeyUsed.get() + " in one key" : "", worstOverrunMs, worstOverrunCall, worstReturnMs,
+                shape.capped() ? " in all, " + maxKeyUsed.get() + " in one key" : "", worstOverrunMs, worstOverrunLateMs,
+                worstOverrunCall, worstReturnMs,
                 deadPartyBoundMs(), heldAcrossRestarts, worstTellMs, LEASE_MS + TOLD_SLACK_MS, heldSum,
                 quiesced.used());
         assertThat(granted).as("grants").isPositive();

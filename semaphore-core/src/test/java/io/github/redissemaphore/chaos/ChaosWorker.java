@@ -5,6 +5,7 @@ import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.test.SchedulingNoise;
 
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -34,7 +35,10 @@ import io.lettuce.core.SocketOptions;
  * {@code isHeld()} every few ms), leave the witness, release. Of a capped semaphore, each call
  * picks one of its keys ({@code k0}, {@code k1}, ...) at random, and the witness counts per key
  * too. Every call, grant, release and lost notice is written to {@code events-<wid>.log} in the run
- * directory (flushed every 50 ms, so a SIGKILL loses at most the last 50 ms of it).
+ * directory (flushed every 50 ms, so a SIGKILL loses at most the last 50 ms of it, and cuts at most
+ * its last line). A call's line carries how late a 10 ms JDK timer of this JVM ran while the call
+ * did ({@link SchedulingNoise}), measured only for a call that took longer than its wait and the
+ * command timeout together (else 0), so the parent widens its bound by the machine's lateness alone.
  *
  * <p>Control files in the run directory: {@code quiesce} (finish the current call, keep what is
  * held, write {@code quiesced-<wid>} with the ids held: "id count[ key]" a line), {@code stop}
@@ -48,6 +52,9 @@ public final class ChaosWorker {
 
     private static final Object LOG_LOCK = new Object();
     private static BufferedWriter log;
+    /** How late this JVM lets a timer run: the allowance of a call that overran. */
+    private static final SchedulingNoise NOISE = new SchedulingNoise();
+    private static long commandTimeoutNanos;
 
     private ChaosWorker() {
     }
@@ -63,6 +70,7 @@ public final class ChaosWorker {
         int threads = Integer.parseInt(args[7]);
         long seed = Long.parseLong(args[8]);
         Duration commandTimeout = Duration.ofMillis(Long.parseLong(args[9]));
+        commandTimeoutNanos = commandTimeout.toNanos();
         String name = args[10];
         int longHoldPercent = Integer.parseInt(args[11]);
         int totalPermits = Integer.parseInt(args[12]);
@@ -190,9 +198,12 @@ public final class ChaosWorker {
             } catch (InterruptedException e) {
                 return;
             }
-            long took = System.nanoTime() - startNanos;
+            long endNanos = System.nanoTime();
+            long took = endNanos - startNanos;
+            long lateMs = took > waitMs * 1_000_000 + commandTimeoutNanos
+                    ? NOISE.during(startNanos, endNanos).toMillis() : 0;
             if (got.isEmpty()) {
-                write("C " + startMs + " " + took + " " + waitMs + " " + outcome + " " + n);
+                write("C " + startMs + " " + took + " " + waitMs + " " + lateMs + " " + outcome + " " + n);
                 if (outcome.equals("U") || outcome.equals("E")) {
                     sleep(20 + random.nextInt(50));
                 }
@@ -200,7 +211,8 @@ public final class ChaosWorker {
             }
             Permit permit = got.get();
             long grantMs = System.currentTimeMillis();
-            write("C " + startMs + " " + took + " " + waitMs + " G " + n + " " + permit.id() + " " + grantMs + " "
+            write("C " + startMs + " " + took + " " + waitMs + " " + lateMs + " G " + n + " " + permit.id() + " "
+                    + grantMs + " "
                     + permit.fencingToken() + (key == null ? "" : " " + key));
             AtomicBoolean inside = new AtomicBoolean(false);
             permit.onLost(p -> {

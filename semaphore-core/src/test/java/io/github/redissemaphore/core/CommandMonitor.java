@@ -80,6 +80,15 @@ final class CommandMonitor implements AutoCloseable {
         return commands;
     }
 
+    /**
+     * Waits until the monitor has seen a line that {@code wanted} accepts, from now on or before:
+     * for a test that must go on only once a call it does not make itself (a renewal tick, say) has
+     * reached the server.
+     */
+    void awaitLine(Duration atMost, Predicate<String> wanted) {
+        await().atMost(atMost).pollInterval(Duration.ofMillis(10)).until(() -> lines.stream().anyMatch(wanted));
+    }
+
     private String sendMarker() {
         String marker = "marker-" + UUID.randomUUID();
         try (Socket markerSocket = new Socket(socket.getInetAddress(), socket.getPort())) {

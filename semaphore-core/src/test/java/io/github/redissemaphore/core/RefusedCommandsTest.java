@@ -6,7 +6,9 @@ import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -39,11 +41,16 @@ class RefusedCommandsTest {
     private static final String PASSWORD = "refused-pw-8Hq2";
     /** A quoted word of a MONITOR line, with its backslash escapes. */
     private static final Pattern QUOTED = Pattern.compile("\"((?:[^\"\\\\]++|\\\\.)*+)\"");
+    /** The SHA1 the renew script is called by (EVALSHA). */
+    private static final String RENEW_SHA = io.github.redissemaphore.core.internal.redis.Scripts.load("renew")
+            .getSha1();
     private static final SemaphoreSettings REPLICATED = SemaphoreSettings.DEFAULTS.withReplicas(1,
             Duration.ofMillis(100));
 
     private final RedisServer server;
     private final List<SemaphoreRegistry> registries = new ArrayList<>();
+    /** Per command name: whether the server lists it with key arguments. */
+    private final Map<String, Boolean> keyArguments = new HashMap<>();
 
     RefusedCommandsTest(RedisServer server) {
         this.server = server;
@@ -215,9 +222,11 @@ class RefusedCommandsTest {
      */
     @Test
     void everyKeyAScriptTouchesIsOneItDeclares() throws Exception {
-        SemaphoreSettings three = SemaphoreSettings.DEFAULTS.withPermits(3).withLeaseTime(Duration.ofMillis(300));
+        // Renewed every 333 ms, heartbeats every 200 ms: both seen soon, with room for a loaded machine.
+        SemaphoreSettings three = SemaphoreSettings.DEFAULTS.withPermits(3).withLeaseTime(Duration.ofSeconds(1));
         SemaphoreRegistry one = build(builder(server.connectionFactory(), server.keyPrefix()));
-        SemaphoreRegistry two = build(builder(server.connectionFactory(), server.keyPrefix()));
+        SemaphoreRegistry two = build(builder(server.connectionFactory(), server.keyPrefix())
+                .waiterTick(Duration.ofMillis(200)));
         RedisSemaphore here = one.semaphore("declared", three);
         RedisSemaphore there = two.semaphore("declared", three);
         List<String> lines;
@@ -227,7 +236,11 @@ class RefusedCommandsTest {
                     Permit twoPermits = here.tryAcquire(2, Duration.ZERO).orElseThrow();
                     CompletableFuture<Permit> waiting = there.acquireAsync(2, Duration.ofSeconds(10));
                     await().atMost(Duration.ofSeconds(10)).until(() -> here.state().waiters().size() == 1);
-                    Thread.sleep(400); // renewals of the lease and of the waiter
+                    String waiterId = here.state().waiters().get(0).waiterId();
+                    // The renewal of the lease and the heartbeat of the waiter, each seen by the
+                    // server before anything else is done.
+                    monitor.awaitLine(Duration.ofSeconds(10), line -> isRenewalOf(line, twoPermits.id()));
+                    monitor.awaitLine(Duration.ofSeconds(10), line -> isRenewalOf(line, waiterId));
                     twoPermits.extend(Duration.ofSeconds(5));
                     twoPermits.release(1);
                     twoPermits.release();
@@ -262,8 +275,27 @@ class RefusedCommandsTest {
             touched += keys.size();
             assertThat(declared).as("the keys declared by the call before %s", line).containsAll(keys);
         }
+        assertThat(lines).as("renewal calls seen").anyMatch(line -> isRenewalOf(line, null));
         assertThat(scripts).as("script calls seen").isGreaterThan(10);
         assertThat(touched).as("keys touched by the scripts' commands").isGreaterThan(10);
+    }
+
+    /**
+     * @return whether a MONITOR line is a call of the renew script (by its SHA1, or its source when
+     *         sent by EVAL after a NOSCRIPT) that carries {@code id} (any id if null)
+     */
+    private static boolean isRenewalOf(String line, String id) {
+        if (line.contains(" lua]")) {
+            return false;
+        }
+        List<String> words = words(line);
+        if (words.size() < 3) {
+            return false;
+        }
+        String command = words.get(0).toLowerCase(Locale.ROOT);
+        boolean renew = command.equals("evalsha") ? words.get(1).equals(RENEW_SHA)
+                : command.equals("eval") && words.get(1).startsWith("-- renew:");
+        return renew && (id == null || words.subList(2, words.size()).contains(id));
     }
 
     /** @return the quoted words of a MONITOR line: the command and its arguments */
@@ -276,16 +308,33 @@ class RefusedCommandsTest {
         return words;
     }
 
-    /** @return the keys of a command, as the server names them; none for a command without keys */
+    /**
+     * @return the keys of a command, as the server names them (COMMAND GETKEYS); none for a command
+     *         the server lists without key arguments (COMMAND INFO: first key 0, no movable keys:
+     *         TIME, PUBLISH), which GETKEYS refuses ("has no key arguments", or on Redis 7.0 "wrong
+     *         number of arguments" for TIME). Any other refusal is no answer about the keys and
+     *         fails the test, rather than passing as "touches none".
+     */
     private List<String> keysOf(List<String> command) {
+        if (!hasKeyArguments(command.get(0))) {
+            return List.of();
+        }
         List<String> getKeys = new ArrayList<>(List.of("COMMAND", "GETKEYS"));
         getKeys.addAll(command);
-        try {
-            List<?> keys = (List<?>) server.adminCommand(getKeys.toArray(String[]::new));
-            return keys.stream().map(String::valueOf).toList();
-        } catch (RuntimeException e) {
-            return List.of(); // "ERR The command has no key arguments" (TIME, PUBLISH)
-        }
+        List<?> keys = (List<?>) server.adminCommand(getKeys.toArray(String[]::new));
+        return keys.stream().map(String::valueOf).toList();
+    }
+
+    /** @return whether the server lists command {@code name} with key arguments (COMMAND INFO) */
+    private boolean hasKeyArguments(String name) {
+        return keyArguments.computeIfAbsent(name.toLowerCase(Locale.ROOT), command -> {
+            List<?> infos = (List<?>) server.adminCommand("COMMAND", "INFO", command);
+            assertThat(infos).as("COMMAND INFO %s", command).hasSize(1).doesNotContainNull();
+            List<?> info = (List<?>) infos.get(0);
+            boolean movable = ((List<?>) info.get(2)).stream().map(String::valueOf)
+                    .anyMatch(flag -> flag.equalsIgnoreCase("movablekeys"));
+            return movable || ((Number) info.get(3)).longValue() != 0;
+        });
     }
 
     /**

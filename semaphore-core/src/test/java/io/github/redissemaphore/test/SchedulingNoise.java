@@ -1,5 +1,6 @@
 package io.github.redissemaphore.test;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -53,6 +54,21 @@ public final class SchedulingNoise implements AutoCloseable {
                 .until(() -> !lateByDue.isEmpty() && lateByDue.lastKey() >= endNanos);
         return Duration.ofNanos(lateByDue.subMap(startNanos, true, endNanos + PERIOD, true).values().stream()
                 .mapToLong(Long::longValue).max().orElse(0));
+    }
+
+    /**
+     * Asserts that what ran from {@code startNanos} to {@code endNanos} ({@link System#nanoTime()}
+     * readings) took less than {@code bound}, widened by the worst lateness of the ticks due
+     * meanwhile ({@link #during}).
+     *
+     * @param what names the timed step in the failure message
+     */
+    public void assertTookLessThan(String what, long startNanos, long endNanos, Duration bound) {
+        Duration late = during(startNanos, endNanos);
+        assertThat(Duration.ofNanos(endNanos - startNanos))
+                .as("%s (bound %d ms; a 10 ms JDK timer ran up to %d ms late meanwhile)", what, bound.toMillis(),
+                        late.toMillis())
+                .isLessThan(bound.plus(late));
     }
 
     /** Stops the probe. @return a description of the worst lateness seen */
