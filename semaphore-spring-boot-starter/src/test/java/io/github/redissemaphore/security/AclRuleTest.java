@@ -44,11 +44,11 @@ class AclRuleTest {
     private static final String REPLICA_WAIT = "io/github/redissemaphore/core/internal/redis/ReplicaWait.java";
     /** Lends the connections that {@link #RUNNER} and {@link #REPLICA_WAIT} send on, and sends nothing itself. */
     private static final String CONNECTIONS = "io/github/redissemaphore/core/internal/redis/RedisConnections.java";
-    private static final String JVM_INBOX = "io/github/redissemaphore/core/internal/JvmInbox.java";
-    private static final String SHARDED_INBOX = "io/github/redissemaphore/core/internal/ShardedInbox.java";
+    private static final String JVM_INBOX = "io/github/redissemaphore/core/internal/redis/JvmInbox.java";
+    private static final String SHARDED_INBOX = "io/github/redissemaphore/core/internal/redis/ShardedInbox.java";
     /** Sends {@code WAIT 0 0} once, on a connection {@link #CONNECTIONS} lends, when settings wait for replicas. */
     private static final String WAIT_CHECK = "io/github/redissemaphore/core/internal/redis/WaitCheck.java";
-    private static final String INBOX_CHOICE = "io/github/redissemaphore/core/internal/InboxChoice.java";
+    private static final String INBOX_CHOICE = "io/github/redissemaphore/core/internal/redis/InboxChoice.java";
     /** What opens a connection to Redis in our code: every file with one of these must be in {@link #CLIENT}. */
     private static final List<String> CONNECTS = List.of("getConnection(", "getClusterConnection(",
             "getNativeConnection(", "connectPubSub", "RedisMessageListenerContainer", "RedisTemplate",

@@ -8,6 +8,8 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
+import io.github.redissemaphore.core.internal.redis.Inbox;
+import io.github.redissemaphore.core.internal.redis.InboxChoice;
 import io.github.redissemaphore.core.internal.redis.RedisConnections;
 import io.github.redissemaphore.core.internal.redis.ReplicaWait;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
@@ -137,7 +139,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
-        this.inbox = InboxChoice.of(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
+        this.inbox = InboxChoice.of(connectionFactory, keyPrefix, Ids.clientId(), this.scheduler, callbacks, this::inboxGrant);
         this.context = new SemaphoreContext(commands, replicas, this.scheduler, retries, callbacks, this.listeners,
                 observations, inbox, limitMismatches, new CapFigures(this.listeners, limitMismatches), waiterHeartbeat,
                 waiterTick, () -> closed);
