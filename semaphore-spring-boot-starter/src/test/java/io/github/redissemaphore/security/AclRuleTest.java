@@ -42,11 +42,14 @@ class AclRuleTest {
     private static final Path STARTER_SOURCES = Path.of("src", "main", "java");
     private static final String RUNNER = "io/github/redissemaphore/core/internal/redis/ScriptRunner.java";
     private static final String REPLICA_WAIT = "io/github/redissemaphore/core/internal/redis/ReplicaWait.java";
-    /** Lends the connections that {@link #RUNNER} and {@link #REPLICA_WAIT} send on, and sends nothing itself. */
-    private static final String CONNECTIONS = "io/github/redissemaphore/core/internal/redis/RedisConnections.java";
+    /** Makes the library's connection, which {@link #RUNNER} sends on, and sends nothing itself. */
+    private static final String CONNECTION_MAKER = "io/github/redissemaphore/core/internal/redis/ConnectionMaker.java";
+    /** Lends the connections that {@link #REPLICA_WAIT} and {@link #WAIT_CHECK} send on, and sends nothing itself. */
+    private static final String DEDICATED_CONNECTIONS =
+            "io/github/redissemaphore/core/internal/redis/DedicatedConnections.java";
     private static final String JVM_INBOX = "io/github/redissemaphore/core/internal/redis/JvmInbox.java";
     private static final String SHARDED_INBOX = "io/github/redissemaphore/core/internal/redis/ShardedInbox.java";
-    /** Sends {@code WAIT 0 0} once, on a connection {@link #CONNECTIONS} lends, when settings wait for replicas. */
+    /** Sends {@code WAIT 0 0} once, on a connection {@link #DEDICATED_CONNECTIONS} lends, when settings wait for replicas. */
     private static final String WAIT_CHECK = "io/github/redissemaphore/core/internal/redis/WaitCheck.java";
     private static final String INBOX_CHOICE = "io/github/redissemaphore/core/internal/redis/InboxChoice.java";
     /** What opens a connection to Redis in our code: every file with one of these must be in {@link #CLIENT}. */
@@ -109,7 +112,7 @@ class AclRuleTest {
         }
         Set<String> listed = CLIENT.stream().map(Sent::file).filter(file -> file != null)
                 .collect(Collectors.toCollection(TreeSet::new));
-        listed.add(CONNECTIONS);
+        listed.addAll(List.of(CONNECTION_MAKER, DEDICATED_CONNECTIONS));
         listed.removeAll(List.of(RUNNER, REPLICA_WAIT, WAIT_CHECK));
         assertThat(filesThatConnect()).as("every file that talks to Redis has its commands listed here")
                 .isEqualTo(listed);
