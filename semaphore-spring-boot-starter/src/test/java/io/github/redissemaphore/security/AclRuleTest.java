@@ -64,7 +64,7 @@ class AclRuleTest {
     private static final List<Sent> CLIENT = List.of(
             new Sent("evalsha", Needed.ALWAYS, RUNNER, "evalsha(script.getSha1()"),
             new Sent("eval", Needed.ALWAYS, RUNNER, ">eval(script.getScriptAsString()"),
-            new Sent("subscribe", Needed.ALWAYS, JVM_INBOX, "new RedisMessageListenerContainer()"),
+            new Sent("subscribe", Needed.ALWAYS, JVM_INBOX, "extends RedisMessageListenerContainer"),
             // the listener container closes its subscription with UNSUBSCRIBE, then PING
             new Sent("unsubscribe", Needed.ALWAYS, JVM_INBOX, "container.destroy()"),
             new Sent("ping", Needed.ALWAYS, JVM_INBOX, "container.destroy()"),
