@@ -42,13 +42,16 @@ class AclRuleTest {
     private static final Path STARTER_SOURCES = Path.of("src", "main", "java");
     private static final String RUNNER = "io/github/redissemaphore/core/internal/redis/ScriptRunner.java";
     private static final String REPLICA_WAIT = "io/github/redissemaphore/core/internal/redis/ReplicaWait.java";
-    /** Lends the connections that {@link #RUNNER} and {@link #REPLICA_WAIT} send on, and sends nothing itself. */
-    private static final String CONNECTIONS = "io/github/redissemaphore/core/internal/redis/RedisConnections.java";
-    private static final String JVM_INBOX = "io/github/redissemaphore/core/internal/JvmInbox.java";
-    private static final String SHARDED_INBOX = "io/github/redissemaphore/core/internal/ShardedInbox.java";
-    /** Sends {@code WAIT 0 0} once, on a connection {@link #CONNECTIONS} lends, when settings wait for replicas. */
+    /** Makes the library's connection, which {@link #RUNNER} sends on, and sends nothing itself. */
+    private static final String CONNECTION_MAKER = "io/github/redissemaphore/core/internal/redis/ConnectionMaker.java";
+    /** Lends the connections that {@link #REPLICA_WAIT} and {@link #WAIT_CHECK} send on, and sends nothing itself. */
+    private static final String DEDICATED_CONNECTIONS =
+            "io/github/redissemaphore/core/internal/redis/DedicatedConnections.java";
+    private static final String JVM_INBOX = "io/github/redissemaphore/core/internal/redis/JvmInbox.java";
+    private static final String SHARDED_INBOX = "io/github/redissemaphore/core/internal/redis/ShardedInbox.java";
+    /** Sends {@code WAIT 0 0} once, on a connection {@link #DEDICATED_CONNECTIONS} lends, when settings wait for replicas. */
     private static final String WAIT_CHECK = "io/github/redissemaphore/core/internal/redis/WaitCheck.java";
-    private static final String INBOX_CHOICE = "io/github/redissemaphore/core/internal/InboxChoice.java";
+    private static final String INBOX_CHOICE = "io/github/redissemaphore/core/internal/redis/InboxChoice.java";
     /** What opens a connection to Redis in our code: every file with one of these must be in {@link #CLIENT}. */
     private static final List<String> CONNECTS = List.of("getConnection(", "getClusterConnection(",
             "getNativeConnection(", "connectPubSub", "RedisMessageListenerContainer", "RedisTemplate",
@@ -61,7 +64,7 @@ class AclRuleTest {
     private static final List<Sent> CLIENT = List.of(
             new Sent("evalsha", Needed.ALWAYS, RUNNER, "evalsha(script.getSha1()"),
             new Sent("eval", Needed.ALWAYS, RUNNER, ">eval(script.getScriptAsString()"),
-            new Sent("subscribe", Needed.ALWAYS, JVM_INBOX, "new RedisMessageListenerContainer()"),
+            new Sent("subscribe", Needed.ALWAYS, JVM_INBOX, "extends RedisMessageListenerContainer"),
             // the listener container closes its subscription with UNSUBSCRIBE, then PING
             new Sent("unsubscribe", Needed.ALWAYS, JVM_INBOX, "container.destroy()"),
             new Sent("ping", Needed.ALWAYS, JVM_INBOX, "container.destroy()"),
@@ -109,7 +112,7 @@ class AclRuleTest {
         }
         Set<String> listed = CLIENT.stream().map(Sent::file).filter(file -> file != null)
                 .collect(Collectors.toCollection(TreeSet::new));
-        listed.add(CONNECTIONS);
+        listed.addAll(List.of(CONNECTION_MAKER, DEDICATED_CONNECTIONS));
         listed.removeAll(List.of(RUNNER, REPLICA_WAIT, WAIT_CHECK));
         assertThat(filesThatConnect()).as("every file that talks to Redis has its commands listed here")
                 .isEqualTo(listed);

@@ -8,6 +8,10 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
 import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
+import io.github.redissemaphore.core.internal.redis.DedicatedConnections;
+import io.github.redissemaphore.core.internal.redis.Inbox;
+import io.github.redissemaphore.core.internal.redis.InboxChoice;
+import io.github.redissemaphore.core.internal.redis.Recovery;
 import io.github.redissemaphore.core.internal.redis.RedisConnections;
 import io.github.redissemaphore.core.internal.redis.ReplicaWait;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
@@ -130,14 +134,17 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.observations = new Observations(observationRegistry, acquireConvention, holdConvention);
         this.retries = new Retries(this.scheduler);
         this.connections = new RedisConnections(connectionFactory, redisTimeout, callbacks,
-                observations.inCallersObservation(callbacks), observations::inCallersScope, recovery());
+                observations::inCallersScope, recovery());
         this.commands = new ScriptRunner(connections);
-        this.waitCheck = new WaitCheck(connections, callbacks);
-        this.replicas = new ReplicaWait(connections, waitCheck);
+        DedicatedConnections dedicated = new DedicatedConnections(connections,
+                observations.inCallersObservation(callbacks));
+        this.waitCheck = new WaitCheck(connections, dedicated, callbacks);
+        this.replicas = new ReplicaWait(connections, dedicated, waitCheck);
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;
-        this.inbox = InboxChoice.of(connectionFactory, keyPrefix, this.scheduler, callbacks, this::inboxGrant);
+        this.inbox = InboxChoice.of(connectionFactory, keyPrefix, Ids.clientId(), this.scheduler, callbacks,
+                this::inboxGrant);
         this.context = new SemaphoreContext(commands, replicas, this.scheduler, retries, callbacks, this.listeners,
                 observations, inbox, limitMismatches, new CapFigures(this.listeners, limitMismatches), waiterHeartbeat,
                 waiterTick, () -> closed);
@@ -423,8 +430,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
      * answers again they go now, and if the library's connection was made anew, so is the inbox's
      * subscription, and every semaphore's next renewal, due at once, sweeps (see renew.lua).
      */
-    private RedisConnections.Recovery recovery() {
-        return new RedisConnections.Recovery() {
+    private Recovery recovery() {
+        return new Recovery() {
             @Override
             public boolean callsDue() {
                 return retries.due();

@@ -13,7 +13,7 @@
  *
  * <pre>
  *   caller --> DefaultSemaphoreRegistry --makes, looks up, retires, shuts down--> DefaultRedisSemaphore
- *   Inbox  --grant, adoption--> DefaultSemaphoreRegistry --heardGrant, heardAdoption--> DefaultRedisSemaphore
+ *   redis.Inbox --grant, adoption--> DefaultSemaphoreRegistry --heardGrant, heardAdoption--> DefaultRedisSemaphore
  *   caller --> DefaultRedisSemaphore (checks the arguments, hands each call to the piece whose job it is)
  *   holder --> DefaultPermit --PermitActions--> PermitMoves
  *
@@ -31,7 +31,7 @@
  *   every piece above --> SemaphoreLedger --> Lease, PendingAcquisition (the state machines),
  *                                             Listeners, Observations (events out)
  *   SemaphoreLedger --WaiterRoutes--> the registry (which waiter ids the inbox routes here)
- *   the pieces --> redis.ScriptRunner, redis.ReplicaWait --> redis.RedisConnections
+ *   the pieces --> redis.ScriptRunner, redis.ReplicaWait, redis.Inbox (all Redis I/O is in core.internal.redis)
  * </pre>
  *
  * What the registry shares with its semaphores (the protocol, the threads, the inbox, the
@@ -43,12 +43,13 @@
  * lease ({@code Lease}), a semaphore's lifecycle ({@code SemaphoreLedger}). Every transition of a
  * wait or a lease is one compare-and-set, and the party that wins it is the one that cleans up.
  *
- * <h2>The Redis protocol</h2>
- * In {@code core.internal.redis}: one type per script (its arguments, and its reply with named
- * fields), one {@code ScriptRunner} (EVALSHA, EVAL on NOSCRIPT, timeouts, errors), one
- * {@code ReplicaWait} (a call, then {@code WAIT}), and {@code RedisConnections}: the registry's own
- * connection, its time bound ({@code redisTimeout}), whether Redis answers, and how the connection
- * comes back (at once, not after the client library's backoff).
+ * <h2>Redis I/O</h2>
+ * All of it is in {@code core.internal.redis}, whose package documentation draws it: the scripts,
+ * the library's connection, the replica wait, and the pub/sub inbox. This package knows it by
+ * narrow types only: {@code ScriptRunner} and {@code ReplicaWait} (a call and its parsed reply),
+ * the {@code Inbox} interface and the grant callback the registry gives it, {@code Recovery} (the
+ * registry hears Redis answer again), and {@code Refusal} (what a server refused). No type here
+ * names a Lettuce or Spring listener type.
  */
 @NullMarked
 package io.github.redissemaphore.core.internal;

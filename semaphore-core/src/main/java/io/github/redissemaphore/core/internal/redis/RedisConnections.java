@@ -1,52 +1,29 @@
 package io.github.redissemaphore.core.internal.redis;
 
-import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.lettuce.core.codec.ByteArrayCodec;
 
-import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * The connections of one registry, and how long a call may take on them.
+ * The library's connection of one registry, and how long a call may take on it.
  *
  * <p><b>The library's connection.</b> Script calls go over one connection of the registry's own,
  * made by the connection factory's Lettuce client (same address, credentials, TLS, database,
@@ -70,141 +47,74 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  *
  * <p><b>Whether Redis answers.</b> {@link #answering()} is false from a call that went unanswered
  * (timed out, or its connection closed under it) or a connection found closed, until the next
- * reply or connection; {@link Recovery} hears when Redis answers again.
+ * reply or connection ({@link AnswerTracker}); {@link Recovery} hears when Redis answers again.
  *
- * <p>A call that blocks the connection it is sent on ({@code WAIT}) goes on a connection of its
- * own, from the factory ({@link #sendDedicated}).
+ * <p>Made by {@link ConnectionMaker}; Lettuce's own reconnects heard by {@link LettuceReconnects}.
+ * A call that blocks the connection it is sent on ({@code WAIT}) goes on a connection of its own
+ * ({@link DedicatedConnections}).
  */
 public final class RedisConnections implements AutoCloseable {
-
-    /** No such moment: a System.nanoTime() that never occurs in practice. */
-    private static final long NONE = Long.MIN_VALUE;
-
-    /** At most one WARN of a demoted master per this period (a misconfigured address would repeat it). */
-    private static final Duration READ_ONLY_WARN_PERIOD = Duration.ofSeconds(30);
 
     /** How soon a connect that failed is tried again while calls wait for a connection. */
     static final Duration RECONNECT_DELAY = Duration.ofMillis(200);
 
     private static final Logger log = LoggerFactory.getLogger(RedisConnections.class);
 
-    /** Hears that Redis answers again after calls of the library went unanswered. */
-    public interface Recovery {
-
-        /** No one listens. */
-        Recovery NONE = reconnected -> {
-        };
-
-        /**
-         * @return whether calls wait to be sent again (clean-ups): while they do, a lost
-         *         connection is made anew every 200 ms, so they go the moment Redis answers, not
-         *         when the next of them is due
-         */
-        default boolean callsDue() {
-            return false;
-        }
-
-        /**
-         * Redis answered again: a reply came, or a new connection was made. Called off Lettuce's
-         * I/O threads.
-         *
-         * @param reconnected whether the library's connection was made anew: Redis restarted,
-         *                    failed over, or the old connection dropped, so the application's other
-         *                    connections (a subscription) are likely to be broken too
-         */
-        void answersAgain(boolean reconnected);
-    }
-
     private final LettuceConnectionFactory connectionFactory;
     private final Duration timeout;
-    /** The factory's command timeout: Lettuce's bound on a connection lent by the factory. */
-    private final Duration factoryTimeout;
     /**
      * Where connections are made and closed, and waiting calls sent once one is: never Lettuce's
      * event loop, and never a scheduler whose lateness delays anything else.
      */
     private final Executor connector;
-    /** Where a connection of its own ({@link #sendDedicated}) is lent, in the caller's observation. */
-    private final Executor lender;
     /** Wraps a call that waits for a connection so it is sent in the caller's observation. */
     private final UnaryOperator<Runnable> inCallersScope;
     private final Recovery recovery;
+    private final AnswerTracker answers;
+    private final LettuceReconnects reconnects;
+    private final ConnectionMaker maker;
+    private final ReadOnlyWarnings readOnlyWarnings = new ReadOnlyWarnings();
 
-    /** Guards every field below but {@link #silent}: a call goes out on the connection in order. */
+    /** Guards every field below but {@link #closed}: a call goes out on the connection in order. */
     private final ReentrantLock lock = new ReentrantLock();
     private @Nullable Link link;
     /** Calls made while no connection was open, in order. */
-    private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+    private final ArrayDeque<WaitingCall> waiting = new ArrayDeque<>();
     private boolean connecting;
     /** A connection was made before, or a connect failed: the next one made is a recovery. */
     private boolean lostOnce;
     private @Nullable RuntimeException lastConnectFailure;
-    /** The client cannot connect by itself (no address of its own): lend the factory's dedicated connection. */
-    private boolean lendFromFactory;
     private volatile boolean closed;
-    /** Set by a call Redis did not answer, cleared by a reply: Redis is not answering now. */
-    private final AtomicBoolean silent = new AtomicBoolean();
-    /** The connection of {@link #link}, for Lettuce's reconnect events (read off the lock). */
-    private volatile @Nullable StatefulConnection<byte[], byte[]> current;
-    /** The client {@link #reconnects} listens to, or null. */
-    private @Nullable AbstractRedisClient listened;
-    /**
-     * Hears Lettuce make the library's connection anew by itself (its own reconnect, which on a
-     * Sentinel setup asks the Sentinel for the master again): to the registry, that is a new
-     * connection as one made here is, maybe to another server ({@link Recovery#answersAgain}).
-     */
-    private final RedisConnectionStateListener reconnects = new RedisConnectionStateListener() {
-        @Override
-        public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
-            if (connection != current || closed) {
-                return;
-            }
-            try {
-                connector.execute(() -> {
-                    log.info("The semaphores' connection to Redis was made anew ({})", address);
-                    silent.set(false);
-                    recovery.answersAgain(true);
-                });
-            } catch (RejectedExecutionException e) {
-                // closing
-            }
-        }
-    };
-    /** System.nanoTime() of the last WARN of a demoted master, or NONE. */
-    private volatile long lastReadOnlyWarnNanos = NONE;
-    /** System.nanoTime() of the last reply, or of the last connection made. */
-    private volatile long lastAnswerNanos = System.nanoTime();
-    /** System.nanoTime() at which the first call since the last answer was made; {@link #NONE} if none was. */
-    private final AtomicLong firstUnansweredNanos = new AtomicLong(NONE);
 
     /**
      * @param timeout        the longest a call may take (the factory's command timeout is the
      *                       bound if it is shorter)
      * @param connector      where connections are made and closed: not Lettuce's event loop,
      *                       and not a thread whose lateness delays anything else
-     * @param lender         where a connection of its own is lent for a call, in the caller's observation
      * @param inCallersScope wraps a task so that it runs in the caller's observation, wherever it runs
      * @param recovery       hears when Redis answers again
      * @throws IllegalArgumentException unless the factory is Lettuce's
      */
     public RedisConnections(RedisConnectionFactory connectionFactory, Duration timeout, Executor connector,
-                            Executor lender, UnaryOperator<Runnable> inCallersScope, Recovery recovery) {
+                            UnaryOperator<Runnable> inCallersScope, Recovery recovery) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalArgumentException("The semaphore needs a LettuceConnectionFactory (Spring Data Redis with"
                     + " Lettuce), but got " + connectionFactory);
         }
         this.connectionFactory = lettuce;
-        this.factoryTimeout = lettuce.getClientConfiguration().getCommandTimeout();
+        Duration factoryTimeout = lettuce.getClientConfiguration().getCommandTimeout();
         this.timeout = factoryTimeout.compareTo(timeout) < 0 ? factoryTimeout : timeout;
         this.connector = Objects.requireNonNull(connector, "connector");
-        this.lender = Objects.requireNonNull(lender, "lender");
         this.inCallersScope = Objects.requireNonNull(inCallersScope, "inCallersScope");
         this.recovery = Objects.requireNonNull(recovery, "recovery");
+        this.answers = new AnswerTracker(connector, recovery);
+        this.reconnects = new LettuceReconnects(connector, answers);
+        this.maker = new ConnectionMaker(lettuce, this.timeout, reconnects);
     }
 
     /** Connections bounded by the factory's command timeout, everything done on {@code executor}: for tests. */
     public RedisConnections(RedisConnectionFactory connectionFactory, Executor executor) {
-        this(connectionFactory, Duration.ofDays(1), executor, executor, UnaryOperator.identity(), Recovery.NONE);
+        this(connectionFactory, Duration.ofDays(1), executor, UnaryOperator.identity(), Recovery.NONE);
     }
 
     /** @return how long a call may take before it fails */
@@ -212,12 +122,14 @@ public final class RedisConnections implements AutoCloseable {
         return timeout;
     }
 
-    /**
-     * @return how long Lettuce lets a command run on a connection of its own ({@link #sendDedicated}):
-     *         the factory's command timeout, as such a connection is the factory's
-     */
-    Duration dedicatedTimeout() {
-        return factoryTimeout;
+    /** The factory the connections are made by, for {@link DedicatedConnections}. */
+    LettuceConnectionFactory factory() {
+        return connectionFactory;
+    }
+
+    /** Whether Redis answers, for {@link DedicatedConnections}, which notes the answers of its calls too. */
+    AnswerTracker answers() {
+        return answers;
     }
 
     /**
@@ -225,7 +137,7 @@ public final class RedisConnections implements AutoCloseable {
      *         connection is open, and no call went unanswered since the last reply
      */
     public boolean answering() {
-        if (silent.get()) {
+        if (answers.silent()) {
             return false;
         }
         lock.lock();
@@ -243,9 +155,7 @@ public final class RedisConnections implements AutoCloseable {
      *         before it is still out
      */
     public long unansweredSinceNanos() {
-        long first = firstUnansweredNanos.get();
-        long last = lastAnswerNanos;
-        return first == NONE ? last : Math.max(first, last);
+        return answers.unansweredSinceNanos();
     }
 
     /** Makes the library's connection now, in the background, so the first call need not wait for it. */
@@ -265,11 +175,11 @@ public final class RedisConnections implements AutoCloseable {
      */
     <R> void send(CompletableFuture<R> reply,
                   Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
-        firstUnansweredNanos.compareAndSet(NONE, System.nanoTime());
+        answers.callMade();
         lock.lock();
         try {
             if (closed) {
-                reply.completeExceptionally(closed());
+                reply.completeExceptionally(CallFailures.closed());
                 return;
             }
             Link open = link;
@@ -277,7 +187,7 @@ public final class RedisConnections implements AutoCloseable {
                 dispatch(open, reply, command);
                 return;
             }
-            waiting.add(new Waiting(reply, inCallersScope, target -> dispatch(target, reply, command)));
+            waiting.add(new WaitingCall(reply, inCallersScope, target -> dispatch(target, reply, command)));
             connectIfNeeded();
         } finally {
             lock.unlock();
@@ -307,13 +217,13 @@ public final class RedisConnections implements AutoCloseable {
         }
         sent.whenComplete((value, error) -> {
             if (error != null && readOnly(error)) {
-                answered();
-                if (demoted(open, again && !reply.isDone() ? new Waiting(reply, inCallersScope,
+                answers.answered();
+                if (demoted(open, again && !reply.isDone() ? new WaitingCall(reply, inCallersScope,
                         target -> dispatch(target, reply, command, false)) : null)) {
                     return;
                 }
             }
-            complete(reply, value, error);
+            answers.complete(reply, value, error);
         });
     }
 
@@ -322,7 +232,7 @@ public final class RedisConnections implements AutoCloseable {
      *         write against a read only replica}): the server is no master (any more)
      */
     static boolean readOnly(Throwable error) {
-        Throwable cause = cause(error);
+        Throwable cause = CallFailures.cause(error);
         String message = cause instanceof RedisCommandExecutionException ? cause.getMessage() : null;
         return message != null && (message.startsWith("READONLY") || message.contains(" READONLY "));
     }
@@ -335,7 +245,7 @@ public final class RedisConnections implements AutoCloseable {
      * Lettuce's reconnect backoff; {@code requeue} (a call to send again) goes first in line for it.
      * Logged once per connection, at WARN.
      */
-    private boolean demoted(Link open, @Nullable Waiting requeue) {
+    private boolean demoted(Link open, @Nullable WaitingCall requeue) {
         boolean drop;
         boolean requeued = false;
         lock.lock();
@@ -346,7 +256,7 @@ public final class RedisConnections implements AutoCloseable {
             drop = link == open;
             if (drop) {
                 link = null;
-                current = null;
+                reconnects.follow(null);
             }
             if (requeue != null) {
                 waiting.addFirst(requeue);
@@ -359,18 +269,7 @@ public final class RedisConnections implements AutoCloseable {
             lock.unlock();
         }
         if (drop) {
-            long now = System.nanoTime();
-            long last = lastReadOnlyWarnNanos;
-            boolean warn = last == NONE || now - last > READ_ONLY_WARN_PERIOD.toNanos();
-            lastReadOnlyWarnNanos = now;
-            String message = "Redis refused a write of the semaphores with READONLY: the server they were connected"
-                    + " to is a replica now (a failover demoted it, or the address names a replica); connecting to"
-                    + " the master now, and sending the refused calls again there";
-            if (warn) {
-                log.warn(message);
-            } else {
-                log.debug(message);
-            }
+            readOnlyWarnings.dropped();
             try {
                 connector.execute(open::close);
             } catch (RejectedExecutionException e) {
@@ -390,7 +289,7 @@ public final class RedisConnections implements AutoCloseable {
             connector.execute(this::connect);
         } catch (RejectedExecutionException e) {
             connecting = false;
-            failWaiting(closed());
+            failWaiting(CallFailures.closed());
         }
     }
 
@@ -409,7 +308,7 @@ public final class RedisConnections implements AutoCloseable {
                 return;
             }
             link = null;
-            current = null;
+            reconnects.follow(null);
         } finally {
             lock.unlock();
         }
@@ -421,7 +320,7 @@ public final class RedisConnections implements AutoCloseable {
         Link fresh = null;
         RuntimeException failure = null;
         try {
-            fresh = open();
+            fresh = maker.open();
         } catch (RuntimeException e) {
             failure = e;
         }
@@ -438,16 +337,15 @@ public final class RedisConnections implements AutoCloseable {
             if (fresh == null) {
                 lastConnectFailure = failure;
                 lostOnce = true;
-                waiting.removeIf(Waiting::givenUp);
+                waiting.removeIf(WaitingCall::givenUp);
                 if (!waiting.isEmpty() || recovery.callsDue()) {
                     retryConnect();
                 }
                 return;
             }
             link = fresh;
-            current = fresh.connection();
-            lastAnswerNanos = System.nanoTime();
-            firstUnansweredNanos.set(NONE);
+            reconnects.follow(fresh.connection());
+            answers.connected();
             lastConnectFailure = null;
             recovered = lostOnce;
             lostOnce = true;
@@ -457,14 +355,13 @@ public final class RedisConnections implements AutoCloseable {
         }
         if (recovered) {
             log.info("The semaphores are connected to Redis again");
-            silent.set(false);
-            recovery.answersAgain(true);
+            answers.reconnected();
         }
     }
 
     /** Under the lock: sends every waiting call whose caller still waits, in order. */
     private void drain(Link open) {
-        for (Waiting next = waiting.poll(); next != null; next = waiting.poll()) {
+        for (WaitingCall next = waiting.poll(); next != null; next = waiting.poll()) {
             next.sendOn(open);
         }
     }
@@ -478,95 +375,8 @@ public final class RedisConnections implements AutoCloseable {
             later.execute(this::connect);
         } catch (RejectedExecutionException e) {
             connecting = false;
-            failWaiting(closed());
+            failWaiting(CallFailures.closed());
         }
-    }
-
-    /**
-     * A connection of the registry's own: by the factory's Lettuce client (whose address includes
-     * the database, credentials, TLS and client name), with the library's timeout; or, for a
-     * client with no address of its own, the factory's dedicated connection.
-     */
-    private Link open() {
-        AbstractRedisClient client = lendFromFactory ? null : connectionFactory.getNativeClient();
-        if (client instanceof RedisClusterClient cluster) {
-            StatefulRedisClusterConnection<byte[], byte[]> connection = cluster.connect(ByteArrayCodec.INSTANCE);
-            connection.setTimeout(timeout);
-            return new Link(connection, connection.async(), null);
-        }
-        if (client instanceof RedisClient standalone) {
-            listenTo(standalone);
-            try {
-                StatefulRedisConnection<byte[], byte[]> connection = standalone.connect(ByteArrayCodec.INSTANCE);
-                connection.setTimeout(timeout);
-                return new Link(connection, connection.async(), null);
-            } catch (IllegalStateException e) {
-                // "RedisURI is not available": a static master/replica client, whose nodes only
-                // the factory knows.
-                lendFromFactory = true;
-            }
-        }
-        RedisConnection lent = connectionFactory.getConnection();
-        try {
-            RedisClusterAsyncCommands<byte[], byte[]> commands = dedicated(lent);
-            StatefulConnection<byte[], byte[]> connection = commands instanceof RedisAsyncCommands<byte[], byte[]> one
-                    ? one.getStatefulConnection()
-                    : ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) commands).getStatefulConnection();
-            return new Link(connection, commands, lent);
-        } catch (RuntimeException e) {
-            closeQuietly(lent);
-            throw e;
-        }
-    }
-
-    /** Listens to the reconnects of {@code client}'s connections (once). */
-    private void listenTo(AbstractRedisClient client) {
-        lock.lock();
-        try {
-            if (listened == null && !closed) {
-                client.addListener(reconnects);
-                listened = client;
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private static <V> void completeWith(CompletableFuture<V> reply, @Nullable V value, @Nullable Throwable error) {
-        if (error != null) {
-            reply.completeExceptionally(error);
-        } else {
-            reply.complete(value);
-        }
-    }
-
-    /** Completes {@code reply}, noting whether Redis answered. */
-    private <V> void complete(CompletableFuture<V> reply, @Nullable V value, @Nullable Throwable error) {
-        if (error == null || cause(error) instanceof RedisCommandExecutionException) {
-            answered();
-        } else {
-            unanswered();
-        }
-        completeWith(reply, value, error);
-    }
-
-    /** Redis replied (with a value or an error reply): it answers. */
-    void answered() {
-        lastAnswerNanos = System.nanoTime();
-        firstUnansweredNanos.set(NONE);
-        if (silent.compareAndSet(true, false)) {
-            log.debug("Redis answers the semaphores again");
-            try {
-                connector.execute(() -> recovery.answersAgain(false));
-            } catch (RejectedExecutionException e) {
-                // closing
-            }
-        }
-    }
-
-    /** A call went unanswered: timed out, or its connection closed under it. */
-    void unanswered() {
-        silent.set(true);
     }
 
     /**
@@ -579,12 +389,12 @@ public final class RedisConnections implements AutoCloseable {
         return reply.orTimeout(limit.toNanos(), TimeUnit.NANOSECONDS)
                 .handle((value, error) -> {
                     if (error != null) {
-                        Throwable cause = cause(error);
+                        Throwable cause = CallFailures.cause(error);
                         if (cause instanceof TimeoutException) {
-                            unanswered();
-                            cause = noReply(limit);
+                            answers.unanswered();
+                            cause = CallFailures.noReply(limit, connectFailure());
                         }
-                        throw unavailable(keys.name(), cause);
+                        throw CallFailures.unavailable(keys.name(), cause);
                     }
                     if (value == null) {
                         throw new SemaphoreUnavailableException(keys.name(),
@@ -594,143 +404,13 @@ public final class RedisConnections implements AutoCloseable {
                 });
     }
 
-    /**
-     * Why a call got no reply in time: no connection could be made (and why, the connect failure
-     * kept as the cause so its own cause, such as {@code WRONGPASS} or a TLS error, is in the
-     * trace), or Redis did not answer.
-     */
-    private RedisCommandTimeoutException noReply(Duration limit) {
+    /** @return why the last connect failed, while there is no connection; else null */
+    private @Nullable RuntimeException connectFailure() {
         lock.lock();
         try {
-            RuntimeException failure = lastConnectFailure;
-            if (link == null && failure != null) {
-                RedisCommandTimeoutException timeout = new RedisCommandTimeoutException(
-                        "no connection to Redis within " + limit.toMillis() + " ms (" + describe(failure)
-                                + refused(failure) + ")");
-                timeout.initCause(failure);
-                return timeout;
-            }
+            return link == null ? lastConnectFailure : null;
         } finally {
             lock.unlock();
-        }
-        return new RedisCommandTimeoutException("no reply within " + limit.toMillis() + " ms");
-    }
-
-    /**
-     * @return a connect failure's message, and its root cause's when that says more (the server's
-     *         reply, a TLS error)
-     */
-    private static String describe(Throwable failure) {
-        Throwable root = failure;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String message = String.valueOf(failure.getMessage());
-        return root == failure || root.getMessage() == null || message.contains(root.getMessage())
-                ? message : message + ": " + root.getMessage();
-    }
-
-    /** @return why a connection could not be made when the server refused a command it needs, else "" */
-    private static String refused(Throwable connectFailure) {
-        Refusal refusal = Refusal.of(connectFailure, null);
-        return refusal == null ? "" : ": the server refused " + refusal.what() + ", which the client needs to connect"
-                + " (Redis: \"" + refusal.reply().strip() + "\"); " + (refusal.kind().byAcl()
-                        ? "give the Redis user the ACL rule of " + Refusal.ACL_DOCS
-                        : "see docs/compatibility.md");
-    }
-
-    static SemaphoreException unavailable(String name, Throwable error) {
-        if (error instanceof SemaphoreException e) {
-            return e;
-        }
-        return new SemaphoreUnavailableException(name,
-                "Redis unavailable for semaphore '" + name + "': " + error.getMessage(), error);
-    }
-
-    static Throwable cause(Throwable error) {
-        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-    }
-
-    /**
-     * Sends {@code command} on a connection of its own, and completes {@code reply} with its
-     * outcome. Getting that connection connects or borrows from a pool, so it is done on the
-     * {@link #lender}; the connection is closed on {@code closer} (closing blocks, which Lettuce's
-     * event loop must not).
-     */
-    <R> void sendDedicated(CompletableFuture<R> reply, SemaphoreKeys keys, Executor closer,
-                           Function<RedisClusterAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
-        try {
-            lender.execute(() -> {
-                RedisConnection connection = null;
-                try {
-                    connection = connectionFactory.getConnection();
-                    RedisClusterAsyncCommands<byte[], byte[]> redis = toSlotMaster(dedicated(connection), keys);
-                    if (reply.isDone()) {
-                        closeQuietly(connection);
-                        return;
-                    }
-                    CompletableFuture<R> sent = command.apply(redis);
-                    RedisConnection used = connection;
-                    sent.whenCompleteAsync((value, error) -> closeQuietly(used), closer);
-                    sent.whenComplete((value, error) -> complete(reply, value, error));
-                } catch (RuntimeException e) {
-                    if (connection != null) {
-                        closeQuietly(connection);
-                    }
-                    reply.completeExceptionally(e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            reply.completeExceptionally(closed());
-        }
-    }
-
-    /**
-     * A connection no other caller uses: in a pipeline, Spring Data Redis hands out a dedicated
-     * connection (from the factory's pool, if it has one) instead of the shared one. Its commands
-     * are flushed as they are sent: the factory's pipelining flush policy (an application may set
-     * {@code flushOnClose()} or {@code buffered(n)}) holds back only what goes through Spring's
-     * pipeline, and turns automatic flushing off on the connection until the pipeline closes, which
-     * would leave the calls sent on it unsent until they time out.
-     */
-    private static RedisClusterAsyncCommands<byte[], byte[]> dedicated(RedisConnection connection) {
-        connection.openPipeline();
-        RedisClusterAsyncCommands<byte[], byte[]> redis = ((LettuceConnection) connection).getNativeConnection();
-        if (redis instanceof RedisAsyncCommands<byte[], byte[]> standalone) {
-            standalone.getStatefulConnection().setAutoFlushCommands(true);
-        }
-        if (redis instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
-            // Applies to its node connections too, the one to the slot's master included.
-            cluster.getStatefulConnection().setAutoFlushCommands(true);
-        }
-        return redis;
-    }
-
-    /** On a Cluster, the connection to the master of the semaphore's slot, as {@code WAIT} has no key to route by. */
-    private static RedisClusterAsyncCommands<byte[], byte[]> toSlotMaster(
-            RedisClusterAsyncCommands<byte[], byte[]> redis, SemaphoreKeys keys) {
-        if (redis instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
-            RedisClusterNode master = cluster.getStatefulConnection().getPartitions()
-                    .getMasterBySlot(SlotHash.getSlot(keys.encoded().get(0)));
-            if (master == null) {
-                throw new SemaphoreUnavailableException(keys.name(),
-                        "No master known for semaphore '" + keys.name() + "'", null);
-            }
-            return cluster.getConnection(master.getNodeId());
-        }
-        return redis;
-    }
-
-    private static void closeQuietly(RedisConnection connection) {
-        try {
-            connection.closePipeline();
-        } catch (RuntimeException ignored) {
-            // Nothing was queued through Spring's pipeline: there is nothing to lose here.
-        }
-        try {
-            connection.close();
-        } catch (RuntimeException ignored) {
-            // A connection that failed to close is Lettuce's to reclaim.
         }
     }
 
@@ -746,12 +426,8 @@ public final class RedisConnections implements AutoCloseable {
             closed = true;
             open = link;
             link = null;
-            current = null;
-            if (listened != null) {
-                listened.removeListener(reconnects);
-                listened = null;
-            }
-            failWaiting(closed());
+            reconnects.close();
+            failWaiting(CallFailures.closed());
         } finally {
             lock.unlock();
         }
@@ -762,58 +438,8 @@ public final class RedisConnections implements AutoCloseable {
 
     /** Under the lock. */
     private void failWaiting(RuntimeException failure) {
-        for (Waiting next = waiting.poll(); next != null; next = waiting.poll()) {
-            next.reply.completeExceptionally(failure);
-        }
-    }
-
-    private static SemaphoreUnavailableException closed() {
-        return new SemaphoreUnavailableException("The semaphore registry is closed");
-    }
-
-    /**
-     * The library's connection: its commands, and the Spring connection it was lent from when it
-     * is the factory's (closed through it), else null.
-     */
-    private record Link(StatefulConnection<byte[], byte[]> connection,
-                        RedisClusterAsyncCommands<byte[], byte[]> commands, @Nullable RedisConnection lent) {
-
-        boolean isOpen() {
-            return connection.isOpen();
-        }
-
-        void close() {
-            if (lent != null) {
-                closeQuietly(lent);
-            } else {
-                connection.closeAsync();
-            }
-        }
-    }
-
-    /** A call made while no connection was open: sent, in its caller's observation, once one is. */
-    private static final class Waiting {
-
-        private final CompletableFuture<?> reply;
-        private final Runnable send;
-        private @Nullable Link target;
-
-        Waiting(CompletableFuture<?> reply, UnaryOperator<Runnable> inCallersScope,
-                Consumer<Link> sendOn) {
-            this.reply = reply;
-            this.send = inCallersScope.apply(() -> sendOn.accept(Objects.requireNonNull(target, "target")));
-        }
-
-        /** @return whether the caller gave up: it is not sent at all */
-        boolean givenUp() {
-            return reply.isDone();
-        }
-
-        void sendOn(Link open) {
-            if (!givenUp()) {
-                target = open;
-                send.run();
-            }
+        for (WaitingCall next = waiting.poll(); next != null; next = waiting.poll()) {
+            next.fail(failure);
         }
     }
 }

@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * Turns a call of a semaphore that the server refused ({@link Refusal}) into an exception that says
  * which command, on which key or channel, the ACL of the Redis user refused (or which command the
  * server does not have), and what to grant: a person reads what to change, not a bare
- * {@code NOPERM}. Any other failure passes through as it is.
+ * {@code NOPERM}; and a connection the server refused a command it needs to make
+ * ({@link #whileConnecting}). Any other failure passes through as it is.
  */
 final class RefusedCalls {
 
@@ -52,7 +53,7 @@ final class RefusedCalls {
             return error;
         }
         return new SemaphoreUnavailableException(keys.name(), explain(refusal, keys, call),
-                RedisConnections.cause(error));
+                CallFailures.cause(error));
     }
 
     /** @return whether the call timed out (no reply, or no connection to send it on) */
@@ -64,6 +65,15 @@ final class RefusedCalls {
             }
         }
         return false;
+    }
+
+    /** @return why a connection could not be made when the server refused a command it needs, else "" */
+    static String whileConnecting(Throwable connectFailure) {
+        Refusal refusal = Refusal.of(connectFailure, null);
+        return refusal == null ? "" : ": the server refused " + refusal.what() + ", which the client needs to connect"
+                + " (Redis: \"" + refusal.reply().strip() + "\"); " + (refusal.kind().byAcl()
+                        ? "give the Redis user the ACL rule of " + Refusal.ACL_DOCS
+                        : "see docs/compatibility.md");
     }
 
     /** @return the explanation of a refused call of semaphore {@code keys.name()} */

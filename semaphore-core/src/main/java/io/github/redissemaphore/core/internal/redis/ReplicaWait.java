@@ -18,11 +18,17 @@ import java.util.concurrent.Executor;
 public final class ReplicaWait {
 
     private final RedisConnections connections;
+    private final DedicatedConnections dedicated;
     private final WaitCheck waitCheck;
 
-    /** @param waitCheck learns whether the server runs {@code WAIT} before the first call that needs it */
-    public ReplicaWait(RedisConnections connections, WaitCheck waitCheck) {
+    /**
+     * @param connections the library's connection, for the Redis timeout and the bound of a call
+     * @param dedicated   lends the connection the call, the marker and {@code WAIT} go on
+     * @param waitCheck   learns whether the server runs {@code WAIT} before the first call that needs it
+     */
+    public ReplicaWait(RedisConnections connections, DedicatedConnections dedicated, WaitCheck waitCheck) {
         this.connections = connections;
+        this.dedicated = dedicated;
         this.waitCheck = waitCheck;
     }
 
@@ -58,7 +64,7 @@ public final class ReplicaWait {
         byte[] marker = keys.replicationMarker();
         long timeoutMillis = waitMillis(replication.timeout());
         long markerMillis = timeoutMillis + connections.timeout().toMillis();
-        connections.sendDedicated(reply, keys, replication.closer(), redis ->
+        dedicated.send(reply, keys, replication.closer(), redis ->
                 ScriptRunner.eval(redis, call, keys.bytes(), args)
                         .thenCompose(value -> redis.set(marker, new byte[] {'1'}, SetArgs.Builder.px(markerMillis))
                                 .toCompletableFuture()
@@ -77,7 +83,7 @@ public final class ReplicaWait {
      * the Redis timeout plus the replication timeout.
      */
     long waitMillis(Duration replicationTimeout) {
-        long timeout = connections.dedicatedTimeout().toMillis();
+        long timeout = dedicated.timeout().toMillis();
         return Math.max(1, Math.min(replicationTimeout.toMillis(), timeout * 3 / 4));
     }
 }

@@ -78,7 +78,7 @@ public final class ScriptRunner {
             throw new SemaphoreUnavailableException(keys.name(), "Interrupted while waiting for Redis for semaphore '"
                     + keys.name() + "'", e);
         } catch (ExecutionException e) {
-            throw RedisConnections.unavailable(keys.name(), Objects.requireNonNullElse(e.getCause(), e));
+            throw CallFailures.unavailable(keys.name(), Objects.requireNonNullElse(e.getCause(), e));
         }
     }
 
@@ -114,6 +114,6 @@ public final class ScriptRunner {
     }
 
     private static Throwable cause(Throwable error) {
-        return RedisConnections.cause(error);
+        return CallFailures.cause(error);
     }
 }

@@ -31,13 +31,21 @@ public final class WaitCheck {
     private static final Logger log = LoggerFactory.getLogger(WaitCheck.class);
 
     private final RedisConnections connections;
+    /** Lends the connection the check is sent on. */
+    private final DedicatedConnections dedicated;
     /** Where the connection the check was sent on is closed. */
     private final Executor closer;
     /** The check made, or being made: null until then, or after one that got no answer. */
     private final AtomicReference<@Nullable CompletableFuture<@Nullable Refusal>> learnt = new AtomicReference<>();
 
-    public WaitCheck(RedisConnections connections, Executor closer) {
+    /**
+     * @param connections the library's connection, for the Redis timeout
+     * @param dedicated   lends the connection the check is sent on
+     * @param closer      where that connection is closed
+     */
+    public WaitCheck(RedisConnections connections, DedicatedConnections dedicated, Executor closer) {
         this.connections = connections;
+        this.dedicated = dedicated;
         this.closer = closer;
     }
 
@@ -65,16 +73,16 @@ public final class WaitCheck {
             return refusal(keys, limit);
         }
         CompletableFuture<Long> reply = new CompletableFuture<>();
-        connections.sendDedicated(reply, keys, closer, redis -> redis.waitForReplication(0, 0).toCompletableFuture());
+        dedicated.send(reply, keys, closer, redis -> redis.waitForReplication(0, 0).toCompletableFuture());
         reply.orTimeout(limit.toNanos(), TimeUnit.NANOSECONDS)
                 .whenComplete((acknowledged, error) -> {
                     Refusal refusal = error == null ? null : Refusal.of(error, null);
                     if (error != null && refusal == null) {
-                        Throwable cause = RedisConnections.cause(error);
+                        Throwable cause = CallFailures.cause(error);
                         check.completeExceptionally(cause instanceof TimeoutException
                                 ? new SemaphoreUnavailableException(keys.name(), "Redis did not answer WAIT 0 0 within "
                                         + limit.toMillis() + " ms", cause)
-                                : RedisConnections.unavailable(keys.name(), cause));
+                                : CallFailures.unavailable(keys.name(), cause));
                         return;
                     }
                     if (refusal != null) {

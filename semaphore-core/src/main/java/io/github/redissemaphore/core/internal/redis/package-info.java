@@ -1,12 +1,35 @@
 /**
- * The Redis protocol of the engine, internal: one type per script (its arguments, and its reply
- * with named fields), {@link io.github.redissemaphore.core.internal.redis.ScriptRunner} (EVALSHA,
- * EVAL on NOSCRIPT, timeouts, errors), {@link io.github.redissemaphore.core.internal.redis.ReplicaWait}
- * (a call, then {@code WAIT}, once {@link io.github.redissemaphore.core.internal.redis.WaitCheck} learnt
- * that the server runs it), {@link io.github.redissemaphore.core.internal.redis.RedisConnections}, and
- * what a server refused, read from its reply ({@link io.github.redissemaphore.core.internal.redis.Refusal})
- * and explained to the caller.
- * No type here is API, and any may change.
+ * All Redis I/O of the engine, internal: no type here is API, and any may change.
+ *
+ * <h2>The scripts</h2>
+ * One type per script (its arguments, and its reply with named fields: {@code AcquireScript},
+ * {@code ReleaseScript}, ...), {@link io.github.redissemaphore.core.internal.redis.ScriptRunner}
+ * (EVALSHA, EVAL on NOSCRIPT, the time bound, errors) and
+ * {@link io.github.redissemaphore.core.internal.redis.ReplicaWait} (a call, then {@code WAIT}, once
+ * {@link io.github.redissemaphore.core.internal.redis.WaitCheck} learnt that the server runs it).
+ *
+ * <h2>The connections</h2>
+ * <pre>
+ *   ScriptRunner, ReplicaWait --> RedisConnections  the library's connection: calls in order, queued
+ *                                                    while there is none, made anew at once, READONLY
+ *                                                    followed to the new master; the time bound
+ *   RedisConnections --> ConnectionMaker (makes it, as a Link), LettuceReconnects (Lettuce made it anew
+ *                        by itself), WaitingCall (a call waiting for it), ReadOnlyWarnings
+ *   ReplicaWait, WaitCheck --> DedicatedConnections  a connection of its own, from the factory, for WAIT
+ *   RedisConnections, DedicatedConnections --> AnswerTracker  whether Redis answers, unanswered since;
+ *                                                             tells the registry's Recovery
+ *   failures --> CallFailures (no reply, no connection, closed), RefusedCalls and Refusal (what a
+ *                server refused, read from its reply and explained to the caller)
+ * </pre>
+ *
+ * <h2>The inbox</h2>
+ * {@link io.github.redissemaphore.core.internal.redis.Inbox}: where the JVM hears its grants,
+ * chosen by {@link io.github.redissemaphore.core.internal.redis.InboxChoice}: one pub/sub channel per
+ * JVM ({@code JvmInbox}, Spring's listener container), or sharded pub/sub on a Redis Cluster 7+
+ * ({@code ShardedInbox}, Lettuce). The engine sees only the interface and hands it a grant callback.
+ *
+ * <p>Log categories: what the library's connection does logs under {@code RedisConnections}'s
+ * (whichever class of it logs), the inbox under its class's, {@code WaitCheck} under its own.
  */
 @NullMarked
 package io.github.redissemaphore.core.internal.redis;

@@ -1,7 +1,4 @@
-package io.github.redissemaphore.core.internal;
-
-import io.github.redissemaphore.core.internal.redis.Refusal;
-import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
+package io.github.redissemaphore.core.internal.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

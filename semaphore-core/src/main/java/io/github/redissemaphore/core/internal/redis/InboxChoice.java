@@ -1,7 +1,5 @@
-package io.github.redissemaphore.core.internal;
+package io.github.redissemaphore.core.internal.redis;
 
-import io.github.redissemaphore.core.internal.redis.Refusal;
-import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 
@@ -30,16 +28,22 @@ import org.springframework.scheduling.TaskScheduler;
  * back to {@code PUBLISH} on one channel per JVM, which every Redis Cluster runs; one line says
  * which. A cluster that cannot be asked now is taken to run it (Redis 6 is past its end of life).
  */
-final class InboxChoice {
+public final class InboxChoice {
 
     private static final Logger log = LoggerFactory.getLogger(InboxChoice.class);
 
     private InboxChoice() {
     }
 
-    static Inbox of(RedisConnectionFactory connectionFactory, String keyPrefix, TaskScheduler scheduler,
-                    Executor subscriber, ObjLongConsumer<String> grants) {
-        String clientId = Ids.clientId();
+    /**
+     * @param clientId   this JVM's unguessable id, which names its channels
+     * @param scheduler  times the retries of a subscription that failed
+     * @param subscriber where a retry subscribes (it blocks): not the scheduler
+     * @param grants     hears each grant ({@code waiter id, fencing token}) and adoption
+     *                   ({@code permit id, -server time µs}) the inbox receives, off Lettuce's I/O threads
+     */
+    public static Inbox of(RedisConnectionFactory connectionFactory, String keyPrefix, String clientId,
+                           TaskScheduler scheduler, Executor subscriber, ObjLongConsumer<String> grants) {
         if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
                 && lettuce.getNativeClient() instanceof RedisClusterClient client
                 && runsShardedPubSub(lettuce, SemaphoreKeys.of(keyPrefix, "inbox-check").channel(clientId))) {

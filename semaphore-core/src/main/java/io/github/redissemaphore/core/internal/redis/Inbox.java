@@ -1,6 +1,4 @@
-package io.github.redissemaphore.core.internal;
-
-import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
+package io.github.redissemaphore.core.internal.redis;
 
 import java.util.function.ObjLongConsumer;
 
@@ -10,7 +8,7 @@ import java.util.function.ObjLongConsumer;
  * lost on the way only delays its waiter until the next renewal tick, which reports the grant.
  * An adoption tells the lease's former owner {@code "<permit id> -<server time µs>"}.
  */
-interface Inbox {
+public interface Inbox {
 
     /** @return the channel the scripts publish grants of this semaphore's waiters on */
     String channel(SemaphoreKeys keys);

@@ -1,7 +1,5 @@
-package io.github.redissemaphore.core.internal;
+package io.github.redissemaphore.core.internal.redis;
 
-import io.github.redissemaphore.core.internal.redis.Refusal;
-import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
