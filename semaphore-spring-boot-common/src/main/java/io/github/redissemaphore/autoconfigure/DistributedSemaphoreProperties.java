@@ -194,7 +194,7 @@ public record DistributedSemaphoreProperties(
      * @param replicas  How many replicas must acknowledge a grant before the caller gets it. 0 to 100.
      * @param replicationTimeout How long a grant waits for those replicas. 1ms to 1m.
      * @param totalPermits A cap over all keys of a keyed semaphore together (a DistributedSemaphore
-     *                  with a key, "<name>:<key>"), while "permits" stays the limit of each key.
+     *                  with a key, "{@code <name>:<key>}"), while "permits" stays the limit of each key.
      *                  Not set: no shared cap. "permits" to 1000000. A semaphore with a cap is used
      *                  per key only.
      */
