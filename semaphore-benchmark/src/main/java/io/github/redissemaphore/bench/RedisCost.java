@@ -43,7 +43,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Ours runs through the public API only ({@link SemaphoreRegistry} with default settings: fair,
  * lease 30 s, renewed), so the measure follows whatever scripts the core ships. Without valgrind
- * on the PATH it prints one line saying so and returns.
+ * on the PATH it prints one line saying so and returns; with {@code -Dbench.requireRedisCost=true}
+ * (CI) it fails instead.
  */
 final class RedisCost {
 
@@ -81,6 +82,10 @@ final class RedisCost {
      */
     static void run(BenchmarkOptions options, Deque<AutoCloseable> toClose) throws Exception {
         List<String> missing = Callgrind.missingTools();
+        if (!missing.isEmpty() && Boolean.getBoolean("bench.requireRedisCost")) {
+            throw new IllegalStateException("Redis cost: cannot be measured, " + String.join(" and ", missing)
+                    + " not on the PATH (" + Callgrind.INSTALL_HINT + "), and bench.requireRedisCost is set");
+        }
         if (!missing.isEmpty()) {
             System.out.printf("%nRedis cost: not measured, %s not on the PATH (%s)%n", String.join(" and ", missing),
                     Callgrind.INSTALL_HINT);
