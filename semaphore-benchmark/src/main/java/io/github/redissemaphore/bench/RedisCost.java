@@ -44,7 +44,8 @@ import tools.jackson.databind.node.ObjectNode;
  *
  * <p>Ours runs through the public API only ({@link SemaphoreRegistry} with default settings: fair,
  * lease 30 s, renewed), so the measure follows whatever scripts the core ships. Without valgrind
- * on the PATH it prints one line saying so and returns.
+ * on the PATH it prints one line saying so and returns; with {@code -Dbench.requireRedisCost=true}
+ * (CI) it fails instead.
  */
 final class RedisCost {
 
@@ -82,6 +83,10 @@ final class RedisCost {
      */
     static void run(BenchmarkOptions options, Deque<AutoCloseable> toClose, ObjectNode into) throws Exception {
         List<String> missing = Callgrind.missingTools();
+        if (!missing.isEmpty() && Boolean.getBoolean("bench.requireRedisCost")) {
+            throw new IllegalStateException("Redis cost: cannot be measured, " + String.join(" and ", missing)
+                    + " not on the PATH (" + Callgrind.INSTALL_HINT + "), and bench.requireRedisCost is set");
+        }
         if (!missing.isEmpty()) {
             String why = String.format("%s not on the PATH (%s)", String.join(" and ", missing), Callgrind.INSTALL_HINT);
             System.out.printf("%nRedis cost: not measured, %s%n", why);
