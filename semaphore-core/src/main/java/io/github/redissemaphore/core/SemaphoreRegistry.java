@@ -55,6 +55,18 @@ public interface SemaphoreRegistry extends AutoCloseable {
     }
 
     /**
+     * The keyed semaphore {@code "<baseName>:<key>"} with the settings this registry gives
+     * {@code baseName} ({@link #settingsOf}), as {@link #semaphore(String, String, SemaphoreSettings)}
+     * with those: for a caller that has no settings of its own to hand over.
+     *
+     * @throws IllegalArgumentException for an invalid name or a null key, or when the semaphore is
+     *                                  already used in this JVM with other settings
+     */
+    default RedisSemaphore semaphore(String baseName, String key) {
+        return semaphore(baseName, key, settingsOf(baseName));
+    }
+
+    /**
      * The shared cap of the capped semaphore {@code baseName}: its figures of all keys together,
      * its runtime limit, and its keys' semaphores.
      *
