@@ -79,6 +79,27 @@ public interface SemaphoreRegistry extends AutoCloseable {
     }
 
     /**
+     * What {@code name} stands for here, without making anything for a name this registry does
+     * not know: the {@linkplain SemaphoreLookup.Capped cap} when it is the base name of a
+     * configured capped semaphore; else the {@linkplain SemaphoreLookup.Found semaphore} when it
+     * is used in this JVM, configured by that name, or a key of a configured cap
+     * ({@code "exports:acme"}: the registry reads base name and key as {@link #semaphore(String)}
+     * does); else {@linkplain SemaphoreLookup.Unknown unknown}, also for an invalid name. No Redis
+     * call.
+     *
+     * @return by default, a semaphore used in this JVM, else unknown: an implementation without
+     *         configuration or caps of its own
+     */
+    default SemaphoreLookup lookup(String name) {
+        for (RedisSemaphore semaphore : semaphores()) {
+            if (semaphore.name().equals(name)) {
+                return new SemaphoreLookup.Found(semaphore);
+            }
+        }
+        return new SemaphoreLookup.Unknown(name);
+    }
+
+    /**
      * @return the settings {@link #semaphore(String)} gives that name: its own configuration, else
      *         that of the part before the first {@code ':'} (so the keyed semaphore
      *         {@code "exports:acme"} inherits {@code "exports"}), else the defaults
