@@ -26,6 +26,17 @@ public interface RedisSemaphore {
     Optional<Permit> tryAcquire(int permits, Duration maxWait) throws InterruptedException;
 
     /**
+     * Takes {@code permits} permits at once, waiting up to {@code maxWait} in arrival order: as
+     * {@link #tryAcquire(int, Duration)}, but a refusal is the semaphore's own exception, as it
+     * decided it, rather than an empty result.
+     *
+     * @throws SemaphoreRejectedException when no permit came within {@code maxWait}
+     */
+    default Permit acquire(int permits, Duration maxWait) throws InterruptedException {
+        return tryAcquire(permits, maxWait).orElseThrow(() -> new SemaphoreRejectedException(name(), permits, maxWait));
+    }
+
+    /**
      * Takes {@code permits} permits at once, waiting up to {@code maxWait} in arrival order, on a
      * lease of {@code leaseTime} (100 ms..24 h) instead of {@code settings().leaseTime()}: renewal,
      * when on, extends it by that length.

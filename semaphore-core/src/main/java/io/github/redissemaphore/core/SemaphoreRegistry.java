@@ -55,6 +55,18 @@ public interface SemaphoreRegistry extends AutoCloseable {
     }
 
     /**
+     * The keyed semaphore {@code "<baseName>:<key>"} with the settings this registry gives
+     * {@code baseName} ({@link #settingsOf}), as {@link #semaphore(String, String, SemaphoreSettings)}
+     * with those: for a caller that has no settings of its own to hand over.
+     *
+     * @throws IllegalArgumentException for an invalid name or a null key, or when the semaphore is
+     *                                  already used in this JVM with other settings
+     */
+    default RedisSemaphore semaphore(String baseName, String key) {
+        return semaphore(baseName, key, settingsOf(baseName));
+    }
+
+    /**
      * The shared cap of the capped semaphore {@code baseName}: its figures of all keys together,
      * its runtime limit, and its keys' semaphores.
      *
@@ -64,6 +76,27 @@ public interface SemaphoreRegistry extends AutoCloseable {
      */
     default SemaphoreCap cap(String baseName) {
         throw new UnsupportedOperationException(getClass().getName() + " has no capped semaphores");
+    }
+
+    /**
+     * What {@code name} stands for here, without making anything for a name this registry does
+     * not know: the {@linkplain SemaphoreLookup.Capped cap} when it is the base name of a
+     * configured capped semaphore; else the {@linkplain SemaphoreLookup.Found semaphore} when it
+     * is used in this JVM, configured by that name, or a key of a configured cap
+     * ({@code "exports:acme"}: the registry reads base name and key as {@link #semaphore(String)}
+     * does); else {@linkplain SemaphoreLookup.Unknown unknown}, also for an invalid name. No Redis
+     * call.
+     *
+     * @return by default, a semaphore used in this JVM, else unknown: an implementation without
+     *         configuration or caps of its own
+     */
+    default SemaphoreLookup lookup(String name) {
+        for (RedisSemaphore semaphore : semaphores()) {
+            if (semaphore.name().equals(name)) {
+                return new SemaphoreLookup.Found(semaphore);
+            }
+        }
+        return new SemaphoreLookup.Unknown(name);
     }
 
     /**

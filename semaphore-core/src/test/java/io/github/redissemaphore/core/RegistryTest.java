@@ -39,6 +39,28 @@ class RegistryTest extends SemaphoreTestBase {
     }
 
     @Test
+    void aLookupReadsTheNameOnceAndMakesNothingForAnUnknownOne() {
+        SemaphoreSettings exports = SemaphoreSettings.DEFAULTS.withPermits(2).withTotalPermits(3);
+        SemaphoreSettings reports = SemaphoreSettings.DEFAULTS.withPermits(4);
+        SemaphoreRegistry registry = newRegistry(builder -> builder.configure("exports", exports)
+                .configure("reports", reports));
+        RedisSemaphore used = registry.semaphore("plain");
+
+        assertThat(registry.lookup("exports")).isInstanceOfSatisfying(SemaphoreLookup.Capped.class,
+                capped -> assertThat(capped.cap().name()).isEqualTo("exports"));
+        assertThat(registry.lookup("exports:acme")).isInstanceOfSatisfying(SemaphoreLookup.Found.class,
+                found -> assertThat(found.semaphore()).isSameAs(registry.cap("exports").semaphore("acme")));
+        assertThat(registry.lookup("reports")).isInstanceOfSatisfying(SemaphoreLookup.Found.class,
+                found -> assertThat(found.semaphore().settings()).isEqualTo(reports));
+        assertThat(registry.lookup("plain")).isEqualTo(new SemaphoreLookup.Found(used));
+        assertThat(registry.lookup("reports:acme")).isEqualTo(new SemaphoreLookup.Unknown("reports:acme"));
+        assertThat(registry.lookup("never")).isEqualTo(new SemaphoreLookup.Unknown("never"));
+        assertThat(registry.lookup("bad name")).isEqualTo(new SemaphoreLookup.Unknown("bad name"));
+        assertThat(registry.semaphores()).extracting(RedisSemaphore::name)
+                .containsExactlyInAnyOrder("plain", "reports", "exports:acme");
+    }
+
+    @Test
     void theLastReportedUsageIsTheNewestEvenWhenRepliesRace() throws Exception {
         AtomicReference<Integer> lastUsed = new AtomicReference<>();
         SemaphoreListener gauge = new SemaphoreListener() {

@@ -2,6 +2,7 @@ package io.github.redissemaphore.actuate;
 
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreCap;
+import io.github.redissemaphore.core.SemaphoreLookup;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
@@ -67,8 +68,12 @@ public class SemaphoresEndpoint {
         // read one by one below, after the names are collected: each state is a Redis call
         Map<String, Supplier<SemaphoreState>> known = new TreeMap<>();
         for (String name : configuredNames) {
-            SemaphoreCap cap = cap(name);
-            known.put(name, cap != null ? cap::state : () -> registry.semaphore(name).state());
+            SemaphoreLookup lookup = lookup(name);
+            if (lookup instanceof SemaphoreLookup.Capped capped) {
+                known.put(name, capped.cap()::state);
+            } else if (lookup instanceof SemaphoreLookup.Found found) {
+                known.put(name, found.semaphore()::state);
+            }
         }
         registry.semaphores().forEach(semaphore -> known.put(semaphore.name(), semaphore::state));
         List<SemaphoreSummary> summaries = known.values().stream()
@@ -84,12 +89,11 @@ public class SemaphoresEndpoint {
      */
     @ReadOperation
     public @Nullable SemaphoreView semaphore(@Selector String name) {
-        SemaphoreCap cap = cap(name);
-        if (cap != null) {
-            return CapDescriptor.of(cap);
+        SemaphoreLookup lookup = lookup(name);
+        if (lookup instanceof SemaphoreLookup.Capped capped) {
+            return CapDescriptor.of(capped.cap());
         }
-        RedisSemaphore semaphore = find(name);
-        return semaphore == null ? null : SemaphoreDescriptor.of(semaphore);
+        return lookup instanceof SemaphoreLookup.Found found ? SemaphoreDescriptor.of(found.semaphore()) : null;
     }
 
     /**
@@ -114,8 +118,9 @@ public class SemaphoresEndpoint {
                                // (else a null limit is refused as missing); Boot 4's read either
                                @org.springframework.lang.Nullable @Nullable Integer limit,
                                @org.springframework.lang.Nullable @Nullable Integer totalLimit) {
-        SemaphoreCap cap = cap(name);
-        if (cap != null) {
+        SemaphoreLookup lookup = lookup(name);
+        if (lookup instanceof SemaphoreLookup.Capped capped) {
+            SemaphoreCap cap = capped.cap();
             if (limit != null) {
                 throw badRequest(LimitRequestCheck.capTakesTotalLimit(name));
             }
@@ -131,10 +136,10 @@ public class SemaphoresEndpoint {
             throw badRequest(LimitRequestCheck.noCap(name));
         }
         checkRange(LimitRequestCheck.LIMIT, limit);
-        RedisSemaphore semaphore = find(name);
-        if (semaphore == null) {
+        if (!(lookup instanceof SemaphoreLookup.Found found)) {
             throw badRequest("No semaphore '" + name + "' is used or configured in this application");
         }
+        RedisSemaphore semaphore = found.semaphore();
         if (limit == null) {
             semaphore.clearLimitOverride();
         } else {
@@ -159,7 +164,7 @@ public class SemaphoresEndpoint {
      *         configures: the endpoint shows its cap and takes {@code totalLimit} for it
      */
     public boolean isCap(String name) {
-        return cap(name) != null;
+        return lookup(name) instanceof SemaphoreLookup.Capped;
     }
 
     /**
@@ -170,10 +175,11 @@ public class SemaphoresEndpoint {
      */
     @DeleteOperation
     public ReleaseDescriptor release(@Selector String name, @Selector String permitId) {
-        RedisSemaphore semaphore = find(name);
-        SemaphoreCap cap = semaphore == null ? cap(name) : null;
-        if (cap != null) {
+        SemaphoreLookup lookup = lookup(name);
+        RedisSemaphore semaphore = lookup instanceof SemaphoreLookup.Found found ? found.semaphore() : null;
+        if (lookup instanceof SemaphoreLookup.Capped capped) {
             // the cap view lists every key's holders: the permit is released on the key that holds it
+            SemaphoreCap cap = capped.cap();
             semaphore = cap.state().holders().stream()
                     .filter(holder -> holder.permitId().equals(permitId))
                     .map(SemaphoreState.Holder::key).filter(Objects::nonNull)
@@ -191,32 +197,16 @@ public class SemaphoresEndpoint {
         }
     }
 
-    /** @return the semaphore of that name used here, configured, or a key of a configured cap; else null */
-    private @Nullable RedisSemaphore find(String name) {
-        for (RedisSemaphore semaphore : registry.semaphores()) {
-            if (semaphore.name().equals(name)) {
-                return semaphore;
-            }
-        }
-        if (configuredNames.contains(name)) {
-            return cap(name) == null ? registry.semaphore(name) : null;
-        }
-        int colon = name.indexOf(':');
-        SemaphoreCap cap = colon > 0 ? cap(name.substring(0, colon)) : null;
-        return cap == null ? null : cap.semaphore(name.substring(colon + 1));
-    }
-
-    /** @return the cap of that base name, when the application configures it with a total-permits; else null */
-    private @Nullable SemaphoreCap cap(String name) {
-        if (!configuredNames.contains(name) || !registry.settingsOf(name).capped()) {
-            return null;
-        }
-        try {
-            return registry.cap(name);
-        } catch (UnsupportedOperationException e) {
-            // a registry of the application's own without caps: its semaphores are shown one by one
-            return null;
-        }
+    /**
+     * @return what the name stands for, as the registry reads it (a semaphore used here or
+     *         configured, a configured cap, or a key of one); a name configured in the
+     *         application's properties that an application's own registry does not know is a
+     *         semaphore too; else unknown
+     */
+    private SemaphoreLookup lookup(String name) {
+        SemaphoreLookup lookup = registry.lookup(name);
+        return lookup instanceof SemaphoreLookup.Unknown && configuredNames.contains(name)
+                ? new SemaphoreLookup.Found(registry.semaphore(name)) : lookup;
     }
 
     /**

@@ -2,9 +2,9 @@ package io.github.redissemaphore.aspect;
 
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreException;
+import io.github.redissemaphore.core.SemaphoreRejectedException;
 
 import java.lang.reflect.Method;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
@@ -58,21 +58,24 @@ final class BlockingGuard implements ResultGuard {
             // nested on this thread: the outer call's permit covers it
             return call.proceed();
         }
-        Optional<Permit> permit = acquire(call);
-        if (permit.isEmpty()) {
-            return call.rejected(call.rejection());
+        Permit permit;
+        try {
+            permit = acquire(call);
+        } catch (SemaphoreRejectedException rejection) {
+            // the core's own rejection, passed on as it is
+            return call.rejected(rejection);
         }
         holds.enter(name);
-        try (Permit held = permit.get()) {
+        try (Permit held = permit) {
             return call.proceed();
         } finally {
             holds.exit(name);
         }
     }
 
-    private static Optional<Permit> acquire(SemaphoreCall call) {
+    private static Permit acquire(SemaphoreCall call) {
         try {
-            return call.semaphore().tryAcquire(call.permits(), call.waitTime());
+            return call.semaphore().acquire(call.permits(), call.waitTime());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SemaphoreException("Interrupted while waiting for a permit of semaphore '"

@@ -22,13 +22,8 @@ record SemaphoreCall(RedisSemaphore semaphore, int permits, Duration waitTime, M
         return invocation.proceed();
     }
 
-    /** @return a rejection for this call, to throw or hand to the fallback */
-    SemaphoreRejectedException rejection() {
-        return new SemaphoreRejectedException(semaphore.name(), permits, waitTime);
-    }
-
     /**
-     * No permit came: the fallback's result, if there is a fallback.
+     * No permit came (the semaphore's own rejection): the fallback's result, if there is a fallback.
      *
      * @throws SemaphoreRejectedException when there is none
      */

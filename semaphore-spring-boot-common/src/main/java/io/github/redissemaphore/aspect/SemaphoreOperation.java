@@ -2,10 +2,10 @@ package io.github.redissemaphore.aspect;
 
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
-import io.github.redissemaphore.core.SemaphoreSettings;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
@@ -14,8 +14,8 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 
 /**
- * What {@code @DistributedSemaphore} asks of one method, resolved once: the semaphore name
- * (placeholders resolved), the parsed key expression, the settings, permits and wait, the
+ * What {@code @DistributedSemaphore} asks of one method, resolved once: the semaphore (held, for
+ * a name without a key; else its base name and the parsed key expression), permits and wait, the
  * fallback, and the guard that suits the method's return type.
  */
 final class SemaphoreOperation {
@@ -25,18 +25,23 @@ final class SemaphoreOperation {
     private final Method method;
     private final String name;
     private final @Nullable Expression key;
-    private final SemaphoreSettings settings;
+    /** The semaphore of a name without a key, from the registry once; null for a keyed one. */
+    private final @Nullable RedisSemaphore semaphore;
     private final int permits;
     private final Duration waitTime;
     private final @Nullable FallbackMethod fallback;
     private final ResultGuard guard;
 
-    SemaphoreOperation(Method method, String name, @Nullable Expression key, SemaphoreSettings settings, int permits,
-                       Duration waitTime, @Nullable FallbackMethod fallback, ResultGuard guard) {
+    /**
+     * @param semaphore the semaphore when {@code key} is null, else null: a keyed one is asked of
+     *                  the registry on each call, by {@code name} and the key's value
+     */
+    SemaphoreOperation(Method method, String name, @Nullable Expression key, @Nullable RedisSemaphore semaphore,
+                       int permits, Duration waitTime, @Nullable FallbackMethod fallback, ResultGuard guard) {
         this.method = method;
         this.name = name;
         this.key = key;
-        this.settings = settings;
+        this.semaphore = semaphore;
         this.permits = permits;
         this.waitTime = waitTime;
         this.fallback = fallback;
@@ -51,18 +56,18 @@ final class SemaphoreOperation {
     }
 
     /**
-     * @return semaphore {@code value}, or the keyed semaphore {@code value:key} with the key
+     * @return the semaphore held, or the keyed semaphore {@code value:key} with the key
      *         evaluated over the arguments: the registry then knows {@code value} as its base name
      */
     private RedisSemaphore semaphore(SemaphoreRegistry registry, Object[] args) {
         if (key == null) {
-            return registry.semaphore(name, settings);
+            return Objects.requireNonNull(semaphore, "semaphore");
         }
         Object value = key.getValue(new MethodBasedEvaluationContext(null, method, args, PARAMETER_NAMES));
         if (value == null) {
             throw new IllegalArgumentException("key '" + key.getExpressionString() + "' of @DistributedSemaphore on "
                     + SemaphoreOperations.describe(method) + " evaluated to null");
         }
-        return registry.semaphore(name, value.toString(), settings);
+        return registry.semaphore(name, value.toString());
     }
 }

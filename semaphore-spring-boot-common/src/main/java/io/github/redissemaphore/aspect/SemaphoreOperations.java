@@ -1,6 +1,7 @@
 package io.github.redissemaphore.aspect;
 
 import io.github.redissemaphore.annotation.DistributedSemaphore;
+import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreNames;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
@@ -74,8 +75,13 @@ final class SemaphoreOperations {
         } catch (IllegalArgumentException e) {
             throw invalid(method, "permits", e.getMessage());
         }
-        return new SemaphoreOperation(method, name, key(annotation, method), settings, permits,
-                waitTime(annotation, method, settings), fallback(annotation, method, targetClass), guard(method));
+        Expression key = key(annotation, method);
+        Duration waitTime = waitTime(annotation, method, settings);
+        FallbackMethod fallback = fallback(annotation, method, targetClass);
+        ResultGuard guard = guard(method);
+        // held from now on: each call uses it as it is, its settings are not handed back and compared
+        RedisSemaphore semaphore = key == null ? registry.get().semaphore(name) : null;
+        return new SemaphoreOperation(method, name, key, semaphore, permits, waitTime, fallback, guard);
     }
 
     private String name(DistributedSemaphore annotation, Method method) {

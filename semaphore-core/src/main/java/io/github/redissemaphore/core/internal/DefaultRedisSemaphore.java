@@ -131,6 +131,11 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     }
 
     @Override
+    public Permit acquire(int permits, Duration maxWait) throws InterruptedException {
+        return acquisitions.await(start(permits, maxWait, identity.settings().leaseTime(), false));
+    }
+
+    @Override
     public CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait) {
         return acquireAsync(permits, maxWait, identity.settings().leaseTime());
     }

@@ -3,6 +3,7 @@ package io.github.redissemaphore.core.internal;
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreListener;
+import io.github.redissemaphore.core.SemaphoreLookup;
 import io.github.redissemaphore.core.SemaphoreNames;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
@@ -155,17 +156,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         return semaphore(name, settingsOf(name));
     }
 
-    /**
-     * A name with a {@code ':'} that is not configured by that exact name is keyed: base name
-     * before the first {@code ':'}, key after it (as {@link #settingsOf} reads it).
-     */
     @Override
     public RedisSemaphore semaphore(String name, SemaphoreSettings settings) {
-        SemaphoreNames.check("name", name);
-        int colon = name.indexOf(':');
-        return colon > 0 && !configured.containsKey(name)
-                ? semaphore(name, name.substring(0, colon), name.substring(colon + 1), settings)
-                : semaphore(name, name, null, settings);
+        NameParts parts = parse(name);
+        return semaphore(name, parts.baseName(), parts.key(), settings);
     }
 
     @Override
@@ -194,6 +188,25 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
                     + semaphore.settings() + ", so it cannot also be used with " + settings);
         }
         return semaphore;
+    }
+
+    /**
+     * A name as this registry reads it, the only place it is taken apart: one with a {@code ':'}
+     * that is not configured by that exact name is keyed, base name before the first {@code ':'},
+     * key after it; any other is its own base name.
+     *
+     * @throws IllegalArgumentException for an invalid name
+     */
+    private NameParts parse(String name) {
+        SemaphoreNames.check("name", name);
+        int colon = name.indexOf(':');
+        return colon > 0 && !configured.containsKey(name)
+                ? new NameParts(name.substring(0, colon), name.substring(colon + 1))
+                : new NameParts(name, null);
+    }
+
+    /** @param key null for a name without a key */
+    private record NameParts(String baseName, @Nullable String key) {
     }
 
     /** Makes a semaphore, whose waiters this registry routes the grants of the inbox to. */
@@ -232,10 +245,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             return observations.observesAcquisitions(observationRegistry, name, used.identity().baseName(),
                     used.identity().key());
         }
-        int colon = name.indexOf(':');
-        boolean keyed = colon > 0 && !configured.containsKey(name);
-        return observations.observesAcquisitions(observationRegistry, name, keyed ? name.substring(0, colon) : name,
-                keyed ? name.substring(colon + 1) : null);
+        NameParts parts = parse(name);
+        return observations.observesAcquisitions(observationRegistry, name, parts.baseName(), parts.key());
     }
 
     @Override
@@ -256,12 +267,34 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
 
     @Override
     public SemaphoreSettings settingsOf(String name) {
-        SemaphoreSettings own = configured.get(SemaphoreNames.check("name", name));
-        if (own != null) {
-            return own;
+        // configured by that exact name, else by its base name
+        return configured.getOrDefault(parse(name).baseName(), defaults);
+    }
+
+    @Override
+    public SemaphoreLookup lookup(String name) {
+        NameParts parts;
+        try {
+            parts = parse(name);
+        } catch (IllegalArgumentException e) {
+            return new SemaphoreLookup.Unknown(name);
         }
-        int key = name.indexOf(':');
-        return key > 0 ? configured.getOrDefault(name.substring(0, key), defaults) : defaults;
+        SemaphoreSettings own = configured.get(name);
+        if (own != null && own.capped()) {
+            return new SemaphoreLookup.Capped(cap(name));
+        }
+        DefaultRedisSemaphore used = semaphores.get(name);
+        if (used != null) {
+            return new SemaphoreLookup.Found(used);
+        }
+        if (own != null) {
+            return new SemaphoreLookup.Found(semaphore(name, own));
+        }
+        String key = parts.key();
+        SemaphoreSettings base = configured.get(parts.baseName());
+        return key != null && base != null && base.capped()
+                ? new SemaphoreLookup.Found(cap(parts.baseName()).semaphore(key))
+                : new SemaphoreLookup.Unknown(name);
     }
 
     @Override
