@@ -124,21 +124,21 @@ class FaultBoundsTest {
     // --- a. blocking calls during an outage, a CLIENT PAUSE and a partition -----------------------------
 
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @Timeout(value = 90, unit = TimeUnit.SECONDS) // a hang guard: up to 9 cycles on a loaded machine
     void blockingCallsReturnWithinTheirBoundWhileRedisIsDown(@Dedicated RedisServer server) throws Exception {
         Fault outage = new Fault("outage", server::stop, server::start);
         blockingCallsReturnInTime(server, server.connectionFactory(TIMEOUT), outage);
     }
 
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @Timeout(value = 90, unit = TimeUnit.SECONDS) // a hang guard: up to 9 cycles on a loaded machine
     void blockingCallsReturnWithinTheirBoundWhileRedisIsPaused(@Dedicated RedisServer server) throws Exception {
         Fault pause = new Fault("pause", () -> server.pause(PAUSE), () -> awaitPauseOver(server));
         blockingCallsReturnInTime(server, server.connectionFactory(TIMEOUT), pause);
     }
 
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @Timeout(value = 90, unit = TimeUnit.SECONDS) // a hang guard: up to 9 cycles on a loaded machine
     void blockingCallsReturnWithinTheirBoundDuringAPartition(@Dedicated RedisServer server) throws Exception {
         try (TcpProxy proxy = TcpProxy.to(server)) {
             Fault partition = new Fault("partition", proxy::partition, proxy::heal);
@@ -168,7 +168,14 @@ class FaultBoundsTest {
             RedisSemaphore queued = subjectJvm.semaphore("queued", queuedSettings);
             RedisSemaphore calls = subjectJvm.semaphore("calls", callsSettings);
             RedisSemaphore callsElsewhere = holderJvm.semaphore("calls", callsSettings);
-            for (int cycle = 1; cycle <= CYCLES; cycle++) {
+            // A cycle counts when its fault was in force before the first queued wait ended (else its
+            // deadline path is not what is timed); on a loaded machine setting up a fault can take
+            // longer than that wait, and such a cycle is run to its end (its calls still held to their
+            // bounds) and tried again, up to three times as many cycles as are wanted.
+            int inTime = 0;
+            for (int cycle = 1; inTime < CYCLES; cycle++) {
+                assertThat(cycle).as("cycles tried to get %d whose %s was in force before the first queued wait"
+                        + " ended", CYCLES, fault.name()).isLessThanOrEqualTo(3 * CYCLES);
                 long cycleStart = System.nanoTime();
                 Permit blocker = await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
                         .until(() -> blocked.tryAcquire().orElse(null), Objects::nonNull);
@@ -194,9 +201,13 @@ class FaultBoundsTest {
                 long faultBegins = System.nanoTime();
                 fault.begin().run();
                 long faultOn = System.nanoTime();
-                assertThat(faultOn).as("cycle %d: the %s must be in force before the first queued wait ends (it took"
-                        + " %d ms to set up), else its deadline path is not what is timed", cycle, fault.name(),
-                        millis(faultOn - faultBegins)).isLessThan(queuedSince + SHORT_WAIT.toNanos());
+                if (faultOn < queuedSince + SHORT_WAIT.toNanos()) {
+                    inTime++;
+                } else {
+                    System.out.printf("%s cycle %d: the fault took %d ms to set up, past the first queued wait's"
+                            + " end: run to its end, not counted, tried again%n", fault.name(), cycle,
+                            millis(faultOn - faultBegins));
+                }
 
                 running.addAll(List.of(
                         time(pool, fault.name(), "tryAcquire()", Duration.ZERO, false, calls::tryAcquire),
