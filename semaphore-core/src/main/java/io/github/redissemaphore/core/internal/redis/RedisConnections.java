@@ -22,8 +22,8 @@ import io.lettuce.core.codec.ByteArrayCodec;
 
 import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Objects;
+import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -31,6 +31,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -83,6 +84,15 @@ public final class RedisConnections implements AutoCloseable {
     /** At most one WARN of a demoted master per this period (a misconfigured address would repeat it). */
     private static final Duration READ_ONLY_WARN_PERIOD = Duration.ofSeconds(30);
 
+    /**
+     * At most one connection dropped for a {@code READONLY} per this period: when the connection
+     * made anew reaches a read-only server again (the address names a replica, or the Sentinel does
+     * not name the new master yet), the calls it refuses fail at once instead of each making a new
+     * connection (whose recovery would renew every semaphore, be refused, and connect again: a loop
+     * bounded by nothing but the connect time).
+     */
+    static final Duration READ_ONLY_RECONNECT_SPACING = Duration.ofSeconds(1);
+
     /** How soon a connect that failed is tried again while calls wait for a connection. */
     static final Duration RECONNECT_DELAY = Duration.ofMillis(200);
 
@@ -133,8 +143,19 @@ public final class RedisConnections implements AutoCloseable {
     /** Guards every field below but {@link #silent}: a call goes out on the connection in order. */
     private final ReentrantLock lock = new ReentrantLock();
     private @Nullable Link link;
-    /** Calls made while no connection was open, in order. */
-    private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+    /**
+     * The connection dropped for a {@code READONLY} while calls sent on it are still out: until they
+     * are back (each refused call goes back in line, where it was made), nothing is sent on a new
+     * connection, and it is closed only then (closing it would fail them instead).
+     */
+    private @Nullable Link retiring;
+    /** The order of the calls made: a call refused with READONLY goes back in line where it was. */
+    private long made;
+    /** System.nanoTime() of the last connection dropped for a READONLY, or NONE. */
+    private long lastReadOnlyDropNanos = NONE;
+    /** Calls made while no connection was open (or sent again), in the order they were made. */
+    private final PriorityQueue<Waiting> waiting = new PriorityQueue<>(
+            (x, y) -> Long.compare(x.order, y.order));
     private boolean connecting;
     /** A connection was made before, or a connect failed: the next one made is a recovery. */
     private boolean lostOnce;
@@ -230,7 +251,7 @@ public final class RedisConnections implements AutoCloseable {
         }
         lock.lock();
         try {
-            return link != null && link.isOpen() && waiting.isEmpty();
+            return link != null && link.isOpen() && waiting.isEmpty() && retiring == null;
         } finally {
             lock.unlock();
         }
@@ -272,49 +293,91 @@ public final class RedisConnections implements AutoCloseable {
                 reply.completeExceptionally(closed());
                 return;
             }
+            long order = made++;
             Link open = link;
-            if (open != null && open.isOpen() && waiting.isEmpty()) {
-                dispatch(open, reply, command);
+            if (open != null && open.isOpen() && waiting.isEmpty() && retiring == null) {
+                dispatch(open, reply, command, order, true);
                 return;
             }
-            waiting.add(new Waiting(reply, inCallersScope, target -> dispatch(target, reply, command)));
+            waiting.add(new Waiting(order, reply, inCallersScope,
+                    target -> dispatch(target, reply, command, order, true)));
             connectIfNeeded();
         } finally {
             lock.unlock();
         }
     }
 
-    /** Sends on {@code open}, under the lock (calls go out in the order they were made). */
-    private <R> void dispatch(Link open, CompletableFuture<R> reply,
-                              Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
-        dispatch(open, reply, command, true);
-    }
-
     /**
      * Sends on {@code open}, under the lock. A call that a demoted master refuses ({@code READONLY}:
      * it wrote nothing, as a replica refuses every write) is sent again, once, on the connection
-     * made anew, to the master the Sentinel names now ({@link #demoted}).
+     * made anew, to the master the Sentinel names now ({@link #demoted}), in its place in line.
+     *
+     * @param order the call's place in line (calls are sent in the order they were made)
+     * @param again whether it is to be sent again if refused with READONLY (it was not yet)
      */
     private <R> void dispatch(Link open, CompletableFuture<R> reply,
                               Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command,
-                              boolean again) {
+                              long order, boolean again) {
         CompletableFuture<R> sent;
+        open.inFlight.incrementAndGet();
         try {
             sent = command.apply(open.commands());
         } catch (RuntimeException e) {
+            settled(open);
             reply.completeExceptionally(e);
             return;
         }
         sent.whenComplete((value, error) -> {
-            if (error != null && readOnly(error)) {
-                answered();
-                if (demoted(open, again && !reply.isDone() ? new Waiting(reply, inCallersScope,
-                        target -> dispatch(target, reply, command, false)) : null)) {
-                    return;
+            try {
+                if (error != null && readOnly(error)) {
+                    answered();
+                    if (demoted(open, again && !reply.isDone() ? new Waiting(order, reply, inCallersScope,
+                            target -> dispatch(target, reply, command, order, false)) : null)) {
+                        return;
+                    }
                 }
+                complete(reply, value, error);
+            } finally {
+                settled(open);
             }
-            complete(reply, value, error);
         });
+    }
+
+    /**
+     * A call sent on {@code open} is back (or was never sent). The last one back on a connection
+     * dropped for a READONLY closes it, and lets the calls in line go out on the new connection.
+     */
+    private void settled(Link open) {
+        if (open.inFlight.decrementAndGet() == 0 && open.retired) {
+            lock.lock();
+            try {
+                retired(open, false);
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Under the lock: if {@code open} is the connection being retired and every call sent on it is
+     * back (or {@code force}: the calls still out on it have had the time a call may take), closes
+     * it (on the connector) and sends what waits, on the connection made meanwhile or a new one.
+     * {@link #settled} checks after its decrement, and {@link #demoted} marks it retired while the
+     * call it handles is still counted, so the last call back finds the count at 0 and the mark set.
+     */
+    private void retired(Link open, boolean force) {
+        if (retiring != open || (!force && open.inFlight.get() != 0)) {
+            return;
+        }
+        retiring = null;
+        try {
+            connector.execute(open::close);
+        } catch (RejectedExecutionException e) {
+            open.close();
+        }
+        if (!waiting.isEmpty()) {
+            connectIfNeeded();
+        }
     }
 
     /**
@@ -332,27 +395,57 @@ public final class RedisConnections implements AutoCloseable {
      * {@code SENTINEL FAILOVER}, or the old master coming back as a replica), and this connection
      * would go on talking to it. So it is dropped now and a new one made at once, which Lettuce
      * makes to the master the Sentinel names, without waiting for a lease to run out or for
-     * Lettuce's reconnect backoff; {@code requeue} (a call to send again) goes first in line for it.
-     * Logged once per connection, at WARN.
+     * Lettuce's reconnect backoff. {@code requeue} (a call refused for the first time on a dropped
+     * connection) goes back in line where it was made; the calls still out on the dropped connection
+     * come back first (refused too, as it is a replica), then the line goes out on the new one, in
+     * order. At most one connection is dropped per {@link #READ_ONLY_RECONNECT_SPACING}: within it,
+     * a call the connection made anew refuses fails (the same read-only server again).
+     * Logged at WARN at most once per {@link #READ_ONLY_WARN_PERIOD}.
+     *
+     * @return whether {@code requeue} was put back in line
      */
     private boolean demoted(Link open, @Nullable Waiting requeue) {
         boolean drop;
-        boolean requeued = false;
+        boolean requeued;
         lock.lock();
         try {
             if (closed) {
                 return false;
             }
-            drop = link == open;
+            long now = System.nanoTime();
+            drop = link == open && (lastReadOnlyDropNanos == NONE
+                    || now - lastReadOnlyDropNanos >= READ_ONLY_RECONNECT_SPACING.toNanos());
             if (drop) {
+                lastReadOnlyDropNanos = now;
                 link = null;
                 current = null;
+                open.retired = true;
+                if (retiring != null) {
+                    // Dropped a second ago or more, and calls are still out on it: its server does not
+                    // answer them, and they fail as it closes, as they would when they time out.
+                    retired(retiring, true);
+                }
+                retiring = open;
+                // However its server answers, the line waits no longer than a call may take.
+                try {
+                    CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS, connector)
+                            .execute(() -> {
+                                lock.lock();
+                                try {
+                                    retired(open, true);
+                                } finally {
+                                    lock.unlock();
+                                }
+                            });
+                } catch (RejectedExecutionException e) {
+                    // closing
+                }
             }
-            if (requeue != null) {
-                waiting.addFirst(requeue);
-                requeued = true;
+            requeued = requeue != null && open.retired;
+            if (requeued) {
+                waiting.add(requeue);
             }
-            if (drop || !waiting.isEmpty()) {
+            if (drop || requeued) {
                 connectIfNeeded();
             }
         } finally {
@@ -370,11 +463,6 @@ public final class RedisConnections implements AutoCloseable {
                 log.warn(message);
             } else {
                 log.debug(message);
-            }
-            try {
-                connector.execute(open::close);
-            } catch (RejectedExecutionException e) {
-                open.close();
             }
         }
         return requeued;
@@ -405,7 +493,9 @@ public final class RedisConnections implements AutoCloseable {
             stale = link;
             if (stale != null && stale.isOpen()) {
                 connecting = false;
-                drain(stale);
+                if (retiring == null) {
+                    drain(stale);
+                }
                 return;
             }
             link = null;
@@ -451,7 +541,11 @@ public final class RedisConnections implements AutoCloseable {
             lastConnectFailure = null;
             recovered = lostOnce;
             lostOnce = true;
-            drain(fresh);
+            if (retiring == null) {
+                // (Else the calls still out on the connection dropped for a READONLY come back
+                // first, to go back in line: the last of them sends the line, retired.)
+                drain(fresh);
+            }
         } finally {
             lock.unlock();
         }
@@ -738,6 +832,7 @@ public final class RedisConnections implements AutoCloseable {
     @Override
     public void close() {
         Link open;
+        Link dropped;
         lock.lock();
         try {
             if (closed) {
@@ -746,6 +841,8 @@ public final class RedisConnections implements AutoCloseable {
             closed = true;
             open = link;
             link = null;
+            dropped = retiring;
+            retiring = null;
             current = null;
             if (listened != null) {
                 listened.removeListener(reconnects);
@@ -757,6 +854,9 @@ public final class RedisConnections implements AutoCloseable {
         }
         if (open != null) {
             open.close();
+        }
+        if (dropped != null) {
+            dropped.close();
         }
     }
 
@@ -775,8 +875,30 @@ public final class RedisConnections implements AutoCloseable {
      * The library's connection: its commands, and the Spring connection it was lent from when it
      * is the factory's (closed through it), else null.
      */
-    private record Link(StatefulConnection<byte[], byte[]> connection,
-                        RedisClusterAsyncCommands<byte[], byte[]> commands, @Nullable RedisConnection lent) {
+    private static final class Link {
+
+        private final StatefulConnection<byte[], byte[]> connection;
+        private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+        private final @Nullable RedisConnection lent;
+        /** Calls sent on it whose reply has not been handled yet. */
+        final AtomicInteger inFlight = new AtomicInteger();
+        /** Dropped for a READONLY (set under the lock): its refused calls are sent again. */
+        volatile boolean retired;
+
+        Link(StatefulConnection<byte[], byte[]> connection, RedisClusterAsyncCommands<byte[], byte[]> commands,
+             @Nullable RedisConnection lent) {
+            this.connection = connection;
+            this.commands = commands;
+            this.lent = lent;
+        }
+
+        StatefulConnection<byte[], byte[]> connection() {
+            return connection;
+        }
+
+        RedisClusterAsyncCommands<byte[], byte[]> commands() {
+            return commands;
+        }
 
         boolean isOpen() {
             return connection.isOpen();
@@ -794,12 +916,15 @@ public final class RedisConnections implements AutoCloseable {
     /** A call made while no connection was open: sent, in its caller's observation, once one is. */
     private static final class Waiting {
 
+        /** Its place in line. */
+        final long order;
         private final CompletableFuture<?> reply;
         private final Runnable send;
         private @Nullable Link target;
 
-        Waiting(CompletableFuture<?> reply, UnaryOperator<Runnable> inCallersScope,
+        Waiting(long order, CompletableFuture<?> reply, UnaryOperator<Runnable> inCallersScope,
                 Consumer<Link> sendOn) {
+            this.order = order;
             this.reply = reply;
             this.send = inCallersScope.apply(() -> sendOn.accept(Objects.requireNonNull(target, "target")));
         }
