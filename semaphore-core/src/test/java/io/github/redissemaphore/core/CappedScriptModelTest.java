@@ -3,6 +3,7 @@ package io.github.redissemaphore.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
+import io.github.redissemaphore.core.internal.redis.RenewScript.Renewed;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.internal.redis.StateScript;
 import io.github.redissemaphore.core.internal.redis.Usage;
@@ -69,6 +70,8 @@ class CappedScriptModelTest {
     private StringRedisTemplate redis;
     private String prefix;
     private String inbox;
+    /** Another JVM's inbox: a quarter of the acquisitions are its; a sweep never ends another JVM's lease. */
+    private String otherInbox;
     private int semaphores;
 
     @BeforeEach
@@ -77,6 +80,7 @@ class CappedScriptModelTest {
         redis = new StringRedisTemplate(server.connectionFactory());
         prefix = server.keyPrefix();
         inbox = prefix + ":inbox:nobody";
+        otherInbox = prefix + ":inbox:other";
     }
 
     @Test
@@ -184,6 +188,12 @@ class CappedScriptModelTest {
         private final String name;
         private final Map<String, Integer> held = new LinkedHashMap<>();
         private final Map<String, String> keyOf = new HashMap<>();
+        /** The JVM (inbox) of each acquisition. */
+        private final Map<String, String> inboxOf = new HashMap<>();
+        private int sweepsEnding;
+        private int sweeps;
+        /** After a pause: the next steps are a sweep of each key, as after a reconnect. */
+        private int pendingSweeps;
         private final Map<String, Deque<Waiter>> queues = new TreeMap<>();
         private final Map<String, Integer> keyOverrides = new HashMap<>();
         private int capOverride;
@@ -211,6 +221,17 @@ class CappedScriptModelTest {
 
         void run(int steps) {
             for (int step = 1; step <= steps; step++) {
+                if (step == steps / 4 || step == steps / 2) {
+                    // The sweep spares leases younger than 1 s (S1): let those held now grow older, then
+                    // sweep every key, as a JVM's renewals do after its connection was made anew.
+                    try {
+                        Thread.sleep(1100);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new AssertionError(e);
+                    }
+                    pendingSweeps = 2 * KEYS;
+                }
                 grantsOfStep.clear();
                 String what = step();
                 log.add(step + ": " + what);
@@ -224,6 +245,8 @@ class CappedScriptModelTest {
                             + String.join("\n", log) + "\n" + e.getMessage(), e);
                 }
             }
+            assertThat(sweeps).as("seed " + seed + ": sweeps").isPositive();
+            assertThat(sweepsEnding).as("seed " + seed + ": sweeps that ended a lease").isPositive();
             // Everything given back: nothing is left of the cap but its runtime limits.
             for (String id : new ArrayList<>(held.keySet())) {
                 scripts.release(keys(keyOf.get(id)), N, id);
@@ -246,6 +269,10 @@ class CappedScriptModelTest {
         private String step() {
             int roll = random.nextInt(100);
             String key = key(random.nextInt(KEYS));
+            if (pendingSweeps > 0) {
+                --pendingSweeps;
+                return sweep(key(pendingSweeps % KEYS), pendingSweeps < KEYS ? inbox : otherInbox);
+            }
             if (roll < 40) {
                 return acquireNew(key);
             } else if (roll < 62) {
@@ -272,25 +299,101 @@ class CappedScriptModelTest {
                 capOverride = limit;
                 serve();
                 return "override cap to " + limit;
-            } else if (roll < 92) {
+            } else if (roll < 89) {
                 List<String> mine = held.keySet().stream().filter(id -> keyOf.get(id).equals(key)).toList();
                 List<String> ids = new ArrayList<>(mine);
                 queues.get(key).forEach(waiter -> ids.add(waiter.id()));
                 ids.add("unknown-" + random.nextInt(3));
                 scripts.renew(keys(key), N, HEARTBEAT, inbox, ids);
                 return "renew " + key + " " + ids;
+            } else if (roll < 94) {
+                return sweep(key, null);
             } else {
                 return state(random.nextBoolean() ? key : null);
             }
         }
 
+        /**
+         * A renew of one JVM on {@code key} with a watermark (after its connection was made anew): it
+         * names some of its leases there (renewed or spared) and maybe its waiters; S1: exactly its
+         * unnamed leases of that key whose token is below min(watermark, server time - 1 s) end, as
+         * releases would, their permits serving the queue in the same call; nothing else ends.
+         */
+        private String sweep(String key, String afterPause) {
+            String jvm = afterPause != null ? afterPause : random.nextInt(3) == 0 ? otherInbox : inbox;
+            Map<String, String> state = redis.<String, String>opsForHash().entries(keys(null).all().get(1));
+            Map<String, Long> tokens = new HashMap<>();
+            for (String id : held.keySet()) {
+                String record = state.get(keyOf.get(id) + " " + id);
+                assertThat(record).as("the record of " + id).isNotNull();
+                tokens.put(id, Long.parseLong(record.split(" ")[3]));
+            }
+            List<String> own = held.keySet().stream()
+                    .filter(id -> keyOf.get(id).equals(key) && inboxOf.get(id).equals(jvm)).toList();
+            List<String> renewed = new ArrayList<>();
+            List<String> spared = new ArrayList<>();
+            for (String id : own) {
+                // (After a pause, half of the leases go unnamed: a lost release's lease, for one.)
+                switch (afterPause != null && random.nextBoolean() ? 2 : random.nextInt(3)) {
+                    case 0 -> renewed.add(id);
+                    case 1 -> spared.add(id);
+                    default -> { }
+                }
+            }
+            for (Waiter waiter : queues.get(key)) {
+                if (inboxOf.get(waiter.id()).equals(jvm) && random.nextBoolean()) {
+                    (random.nextBoolean() ? renewed : spared).add(waiter.id());
+                }
+            }
+            if (random.nextInt(4) == 0) {
+                renewed.add("unknown-" + random.nextInt(3));
+            }
+            List<String> ofKey = held.keySet().stream().filter(id -> keyOf.get(id).equals(key)).toList();
+            long watermark = switch (afterPause != null ? 2 : random.nextInt(3)) {
+                case 0 -> 1;
+                case 1 -> ofKey.isEmpty() ? 1 : tokens.get(pick(ofKey)) + random.nextInt(3) - 1;
+                default -> Long.MAX_VALUE / 2;
+            };
+            Renewed reply = scripts.renew(keys(key), N, HEARTBEAT, jvm, renewed, spared, Math.max(1, watermark));
+            long below = Math.min(Math.max(1, watermark), reply.usage().serverMicros() - 1_000_000L);
+            List<String> ends = own.stream()
+                    .filter(id -> !renewed.contains(id) && !spared.contains(id) && tokens.get(id) < below).toList();
+            String what = "sweep of " + (jvm.equals(inbox) ? "this" : "the other") + " JVM on " + key + " (watermark "
+                    + watermark + ", below " + below + ", renews " + renewed + ", spares " + spared + ")";
+            assertThat(reply.swept()).as(what + ": leases ended (S1), expected " + ends).isEqualTo(ends.size());
+            ends.forEach(held::remove);
+            serve();
+            // The statuses, read after the grants of the same call: a waiter served now reports its token.
+            for (int i = 0; i < renewed.size(); i++) {
+                String id = renewed.get(i);
+                long status = reply.statuses().get(i);
+                if (tokens.containsKey(id) && held.containsKey(id)) {
+                    assertThat(status).as(what + ": the status of " + id).isEqualTo(tokens.get(id));
+                } else if (held.containsKey(id)) {
+                    assertThat(status).as(what + ": the status of " + id + ", served now").isPositive();
+                } else if (queues.get(key).stream().anyMatch(w -> w.id().equals(id))) {
+                    assertThat(status).as(what + ": the status of waiter " + id).isEqualTo(Renewed.WAITING);
+                } else {
+                    assertThat(status).as(what + ": the status of " + id).isEqualTo(Renewed.GONE);
+                }
+            }
+            sweeps++;
+            if (!ends.isEmpty()) {
+                sweepsEnding++;
+            }
+            checkFigures(what, reply.usage(), key);
+            return what + " -> ended " + ends;
+        }
+
         private String acquireNew(String key) {
             String id = "p" + (++ids);
+            inboxOf.put(id, random.nextInt(4) == 0 ? otherInbox : inbox);
             int count = 1 + random.nextInt(N);
             boolean wait = random.nextInt(3) > 0;
             boolean fair = random.nextInt(4) > 0;
             keyOf.put(id, key);
-            Acquired reply = scripts.acquire(keys(key), N, id, count, LEASE, wait, fair, HEARTBEAT, inbox, OWNER);
+            Acquired reply = scripts.acquire(keys(key), N, id, count, LEASE, wait, fair, HEARTBEAT, inboxOf.get(id),
+                    OWNER);
             Acquired.Status expected;
             boolean fits = used() + count <= capLimit() && used(key) + count <= keyLimit(key);
             if (fits && (!fair || (queues.get(key).isEmpty() && ready().isEmpty()))) {
@@ -317,7 +420,7 @@ class CappedScriptModelTest {
             String id = pick(new ArrayList<>(held.keySet()));
             int count = held.get(id);
             int keep = count > 1 && random.nextBoolean() ? 1 : 0;
-            Usage figures = scripts.release(keys(keyOf.get(id)), N, id, keep, inbox).usage();
+            Usage figures = scripts.release(keys(keyOf.get(id)), N, id, keep, inboxOf.get(id)).usage();
             if (keep == 0) {
                 held.remove(id);
             } else {
@@ -356,7 +459,7 @@ class CappedScriptModelTest {
             if (!waiting.isEmpty() && random.nextBoolean()) {
                 Waiter waiter = pick(waiting);
                 Acquired reply = scripts.acquire(keys(waiter.key()), N, waiter.id(), waiter.count(), LEASE, true, true,
-                        HEARTBEAT, inbox, OWNER);
+                        HEARTBEAT, inboxOf.get(waiter.id()), OWNER);
                 // One that asks more than a lowered limit of its key leaves at once (I6), not at its head.
                 boolean never = waiter.count() > keyLimit(waiter.key()) || waiter.count() > capLimit();
                 if (never) {
@@ -371,7 +474,8 @@ class CappedScriptModelTest {
                 return "repeat: nobody";
             }
             String id = pick(new ArrayList<>(held.keySet()));
-            Acquired reply = scripts.acquire(keys(keyOf.get(id)), N, id, 1, LEASE, true, true, HEARTBEAT, inbox, OWNER);
+            Acquired reply = scripts.acquire(keys(keyOf.get(id)), N, id, 1, LEASE, true, true, HEARTBEAT,
+                    inboxOf.get(id), OWNER);
             assertThat(reply.status()).as("a holder's repeated acquire").isEqualTo(Acquired.Status.GRANTED);
             return "repeat acquire of holder " + id;
         }

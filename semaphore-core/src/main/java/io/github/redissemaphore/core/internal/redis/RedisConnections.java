@@ -1,12 +1,11 @@
 package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Objects;
+import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -49,7 +48,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * (timed out, or its connection closed under it) or a connection found closed, until the next
  * reply or connection ({@link AnswerTracker}); {@link Recovery} hears when Redis answers again.
  *
- * <p>Made by {@link ConnectionMaker}; Lettuce's own reconnects heard by {@link LettuceReconnects}.
+ * <p>Made by {@link ConnectionMaker}; Lettuce's own reconnects heard by {@link LettuceReconnects}; one
+ * dropped for a {@code READONLY} retires ({@link ReadOnlyRetirement}).
  * A call that blocks the connection it is sent on ({@code WAIT}) goes on a connection of its own
  * ({@link DedicatedConnections}).
  */
@@ -74,12 +74,16 @@ public final class RedisConnections implements AutoCloseable {
     private final LettuceReconnects reconnects;
     private final ConnectionMaker maker;
     private final ReadOnlyWarnings readOnlyWarnings = new ReadOnlyWarnings();
+    /** The connection dropped for a READONLY, kept until its calls are back; guarded by {@link #lock}. */
+    private final ReadOnlyRetirement retirement;
 
     /** Guards every field below but {@link #closed}: a call goes out on the connection in order. */
     private final ReentrantLock lock = new ReentrantLock();
     private @Nullable Link link;
-    /** Calls made while no connection was open, in order. */
-    private final ArrayDeque<WaitingCall> waiting = new ArrayDeque<>();
+    /** The order of the calls made: a call refused with READONLY goes back in line where it was. */
+    private long made;
+    /** Calls made while no connection was open (or sent again), in the order they were made. */
+    private final PriorityQueue<WaitingCall> waiting = new PriorityQueue<>(WaitingCall.IN_ORDER);
     private boolean connecting;
     /** A connection was made before, or a connect failed: the next one made is a recovery. */
     private boolean lostOnce;
@@ -110,6 +114,7 @@ public final class RedisConnections implements AutoCloseable {
         this.answers = new AnswerTracker(connector, recovery);
         this.reconnects = new LettuceReconnects(connector, answers);
         this.maker = new ConnectionMaker(lettuce, this.timeout, reconnects);
+        this.retirement = new ReadOnlyRetirement(lock, connector, this.timeout, this::lineFree);
     }
 
     /** Connections bounded by the factory's command timeout, everything done on {@code executor}: for tests. */
@@ -142,7 +147,7 @@ public final class RedisConnections implements AutoCloseable {
         }
         lock.lock();
         try {
-            return link != null && link.isOpen() && waiting.isEmpty();
+            return link != null && link.isOpen() && waiting.isEmpty() && !retirement.busy();
         } finally {
             lock.unlock();
         }
@@ -182,59 +187,54 @@ public final class RedisConnections implements AutoCloseable {
                 reply.completeExceptionally(CallFailures.closed());
                 return;
             }
+            long order = made++;
             Link open = link;
-            if (open != null && open.isOpen() && waiting.isEmpty()) {
-                dispatch(open, reply, command);
+            if (open != null && open.isOpen() && waiting.isEmpty() && !retirement.busy()) {
+                dispatch(open, reply, command, order, true);
                 return;
             }
-            waiting.add(new WaitingCall(reply, inCallersScope, target -> dispatch(target, reply, command)));
+            waiting.add(new WaitingCall(order, reply, inCallersScope,
+                    target -> dispatch(target, reply, command, order, true)));
             connectIfNeeded();
         } finally {
             lock.unlock();
         }
     }
 
-    /** Sends on {@code open}, under the lock (calls go out in the order they were made). */
-    private <R> void dispatch(Link open, CompletableFuture<R> reply,
-                              Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command) {
-        dispatch(open, reply, command, true);
-    }
-
     /**
      * Sends on {@code open}, under the lock. A call that a demoted master refuses ({@code READONLY}:
      * it wrote nothing, as a replica refuses every write) is sent again, once, on the connection
-     * made anew, to the master the Sentinel names now ({@link #demoted}).
+     * made anew, to the master the Sentinel names now ({@link #demoted}), in its place in line.
+     *
+     * @param order the call's place in line (calls are sent in the order they were made)
+     * @param again whether it is to be sent again if refused with READONLY (it was not yet)
      */
     private <R> void dispatch(Link open, CompletableFuture<R> reply,
                               Function<RedisScriptingAsyncCommands<byte[], byte[]>, CompletableFuture<R>> command,
-                              boolean again) {
+                              long order, boolean again) {
         CompletableFuture<R> sent;
+        open.sending();
         try {
             sent = command.apply(open.commands());
         } catch (RuntimeException e) {
+            retirement.settled(open);
             reply.completeExceptionally(e);
             return;
         }
         sent.whenComplete((value, error) -> {
-            if (error != null && readOnly(error)) {
-                answers.answered();
-                if (demoted(open, again && !reply.isDone() ? new WaitingCall(reply, inCallersScope,
-                        target -> dispatch(target, reply, command, false)) : null)) {
-                    return;
+            try {
+                if (error != null && ReadOnlyRetirement.readOnly(error)) {
+                    answers.answered();
+                    if (demoted(open, again && !reply.isDone() ? new WaitingCall(order, reply, inCallersScope,
+                            target -> dispatch(target, reply, command, order, false)) : null)) {
+                        return;
+                    }
                 }
+                answers.complete(reply, value, error);
+            } finally {
+                retirement.settled(open);
             }
-            answers.complete(reply, value, error);
         });
-    }
-
-    /**
-     * @return whether Redis refused a call as a replica does a write ({@code READONLY You can't
-     *         write against a read only replica}): the server is no master (any more)
-     */
-    static boolean readOnly(Throwable error) {
-        Throwable cause = CallFailures.cause(error);
-        String message = cause instanceof RedisCommandExecutionException ? cause.getMessage() : null;
-        return message != null && (message.startsWith("READONLY") || message.contains(" READONLY "));
     }
 
     /**
@@ -242,27 +242,34 @@ public final class RedisConnections implements AutoCloseable {
      * {@code SENTINEL FAILOVER}, or the old master coming back as a replica), and this connection
      * would go on talking to it. So it is dropped now and a new one made at once, which Lettuce
      * makes to the master the Sentinel names, without waiting for a lease to run out or for
-     * Lettuce's reconnect backoff; {@code requeue} (a call to send again) goes first in line for it.
-     * Logged once per connection, at WARN.
+     * Lettuce's reconnect backoff. {@code requeue} (a call refused for the first time on a dropped
+     * connection) goes back in line where it was made; the calls still out on the dropped connection
+     * come back first (refused too, as it is a replica; it retires, {@link ReadOnlyRetirement}), then
+     * the line goes out on the new one, in order. At most one connection is dropped per
+     * {@link ReadOnlyRetirement#READ_ONLY_RECONNECT_SPACING}: within it, a call the connection made
+     * anew refuses fails (the same read-only server again). Logged by {@link ReadOnlyWarnings}.
+     *
+     * @return whether {@code requeue} was put back in line
      */
     private boolean demoted(Link open, @Nullable WaitingCall requeue) {
         boolean drop;
-        boolean requeued = false;
+        boolean requeued;
         lock.lock();
         try {
             if (closed) {
                 return false;
             }
-            drop = link == open;
+            drop = link == open && retirement.mayDrop();
             if (drop) {
                 link = null;
                 reconnects.follow(null);
+                retirement.retire(open);
             }
-            if (requeue != null) {
-                waiting.addFirst(requeue);
-                requeued = true;
+            requeued = requeue != null && open.retired();
+            if (requeued) {
+                waiting.add(requeue);
             }
-            if (drop || !waiting.isEmpty()) {
+            if (drop || requeued) {
                 connectIfNeeded();
             }
         } finally {
@@ -270,13 +277,15 @@ public final class RedisConnections implements AutoCloseable {
         }
         if (drop) {
             readOnlyWarnings.dropped();
-            try {
-                connector.execute(open::close);
-            } catch (RejectedExecutionException e) {
-                open.close();
-            }
         }
         return requeued;
+    }
+
+    /** Under the lock: the connection dropped for a READONLY closed; what waits goes out, on a connection. */
+    private void lineFree() {
+        if (!waiting.isEmpty()) {
+            connectIfNeeded();
+        }
     }
 
     /** Under the lock: starts making a connection unless one is being made. */
@@ -304,7 +313,9 @@ public final class RedisConnections implements AutoCloseable {
             stale = link;
             if (stale != null && stale.isOpen()) {
                 connecting = false;
-                drain(stale);
+                if (!retirement.busy()) {
+                    drain(stale);
+                }
                 return;
             }
             link = null;
@@ -349,7 +360,11 @@ public final class RedisConnections implements AutoCloseable {
             lastConnectFailure = null;
             recovered = lostOnce;
             lostOnce = true;
-            drain(fresh);
+            if (!retirement.busy()) {
+                // (Else the calls still out on the connection dropped for a READONLY come back
+                // first, to go back in line: the last of them sends the line, retired.)
+                drain(fresh);
+            }
         } finally {
             lock.unlock();
         }
@@ -414,10 +429,11 @@ public final class RedisConnections implements AutoCloseable {
         }
     }
 
-    /** Fails what waits, and closes the library's connection. Idempotent. */
+    /** Fails what waits, and closes the library's connection (and one retiring). Idempotent. */
     @Override
     public void close() {
         Link open;
+        Link dropped;
         lock.lock();
         try {
             if (closed) {
@@ -426,6 +442,7 @@ public final class RedisConnections implements AutoCloseable {
             closed = true;
             open = link;
             link = null;
+            dropped = retirement.close();
             reconnects.close();
             failWaiting(CallFailures.closed());
         } finally {
@@ -433,6 +450,9 @@ public final class RedisConnections implements AutoCloseable {
         }
         if (open != null) {
             open.close();
+        }
+        if (dropped != null) {
+            dropped.close();
         }
     }
 

@@ -14,7 +14,9 @@
  *                                                    while there is none, made anew at once, READONLY
  *                                                    followed to the new master; the time bound
  *   RedisConnections --> ConnectionMaker (makes it, as a Link), LettuceReconnects (Lettuce made it anew
- *                        by itself), WaitingCall (a call waiting for it), ReadOnlyWarnings
+ *                        by itself), WaitingCall (a call waiting for it, in the order made),
+ *                        ReadOnlyWarnings, ReadOnlyRetirement (the connection dropped for READONLY,
+ *                        kept until its calls are back; at most one dropped a second)
  *   ReplicaWait, WaitCheck --> DedicatedConnections  a connection of its own, from the factory, for WAIT
  *   RedisConnections, DedicatedConnections --> AnswerTracker  whether Redis answers, unanswered since;
  *                                                             tells the registry's Recovery
