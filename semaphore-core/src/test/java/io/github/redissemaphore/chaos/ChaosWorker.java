@@ -200,7 +200,7 @@ public final class ChaosWorker {
             }
             long endNanos = System.nanoTime();
             long took = endNanos - startNanos;
-            long lateMs = took > waitMs * 1_000_000 + commandTimeoutNanos
+            long lateMs = took > Math.max(waitMs * 1_000_000, commandTimeoutNanos) + commandTimeoutNanos
                     ? NOISE.during(startNanos, endNanos).toMillis() : 0;
             if (got.isEmpty()) {
                 write("C " + startMs + " " + took + " " + waitMs + " " + lateMs + " " + outcome + " " + n);
