@@ -35,7 +35,7 @@ elseif override > 0 then
 else
   OVERRIDE = nil
 end
-LIMIT = OVERRIDE or CONFIGURED
+TOTAL_LIMIT = OVERRIDE or TOTAL_CONFIGURED
 --@include _grant.lua
 --@include _finish.lua
 return R

@@ -30,7 +30,7 @@ local count, token, owns = string.match(S[7] or '', '^(%d+) %d+ %d+ (%d+) (%S+)'
 -- (see Reply.java): "<used before> -<count> <' next'> <server time s> <its µs> 1 0". Anything
 -- else goes on to the general path. A capped semaphore's key takes it too when it is usual
 -- (KEY_USED, _read.lua), its reply starting as acquire.lua's does.
-if S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED and S[7] and ARGV[3] == '0' and ARGV[4]
+if S[2] and S[4] == '0' and S[6] == TOTAL_TEXT and KEY_USED and S[7] and ARGV[3] == '0' and ARGV[4]
     and not ARGV[5] and S[1] and S[3] and S[5] then
   local next = S[5] + 0
   if token and token ~= '0' and owns == ARGV[4] and next > NOW_MS and NOW_MS + KEY_MIN_MARGIN_MS <= S[3] + 0 then
@@ -50,7 +50,7 @@ if S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED and S[7] and ARGV[3] =
         redis.call('HDEL', STATE, ID, ' k:' .. KEY)
         redis.call('HSET', STATE, ' used', string.format('%d', used))
       end
-      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. ' -' .. count .. ' ' .. S[5]
+      return 'c ' .. S[1] .. ' ' .. TOTAL_TEXT .. ' ' .. LIMIT_TEXT .. ' ' .. KEY_USED .. ' -' .. count .. ' ' .. S[5]
           .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 0'
     end
     redis.call('HDEL', STATE, ID)
