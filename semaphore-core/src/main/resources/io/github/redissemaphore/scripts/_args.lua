@@ -2,7 +2,8 @@
 -- says --@include _args.lua. The parts are included as plain code, not as functions, so a call
 -- defines no more than the three small functions below and two in _load.lua. (acquire and release
 -- include _read.lua, part 2, before this one: their usual case is done before any function is
--- built; see _read.lua.)
+-- built; see _read.lua.) Every name the parts share is listed in _names.lua, part 0, which every
+-- script includes first: what it holds, and which part declares and writes it.
 --
 -- KEYS (all with the hash tag {name}, so one cluster slot):
 --   1 deadlines ZSET id -> deadline (server ms): the lease deadline of a holder, the heartbeat

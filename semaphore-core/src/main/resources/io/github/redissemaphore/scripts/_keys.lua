@@ -1,5 +1,6 @@
 -- Shared part 3b (see _args.lua): the keys of a capped semaphore, which share one cap. Nothing is
--- built here for a semaphore without one (HEADS nil), so it costs those nothing but a test.
+-- built here for a semaphore without one (HEADS nil), so it costs those nothing but a test. Its
+-- names, and the other capped-only ones, are section 3 of _names.lua.
 --
 -- A capped semaphore ("exports", total-permits T) keeps all its keys ("exports:acme", each up to
 -- its permits, LIMIT_CONFIGURED) in one set of Redis keys, so one script call takes a key's permits and the

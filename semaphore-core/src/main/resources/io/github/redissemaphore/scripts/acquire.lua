@@ -1,5 +1,7 @@
 -- acquire: grants permits now, or puts the caller in the queue when it will wait.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 "<count> <lease ms> <waiter heartbeat ms>" (the heartbeat is also
 --       the claim lease of a grant from the queue), 4 "<inbox channel of the caller's JVM> <owner
 --       (host/pid/thread)>", 5 mode: 0 try once and take free permits regardless of waiters,
@@ -13,6 +15,7 @@
 -- waits already is answered queued with its ticket (its heartbeat refreshed). Keeps I1..I6.
 -- Uncontended, it runs 4 commands (TIME, HMGET, ZADD, HSET), and a PEXPIREAT when the deadlines
 -- key is new or a deadline reaches past the keys' expiry.
+--@include _names.lua
 local ID = ARGV[2] or ' '
 --@include _read.lua
 -- The arguments, each rule once: checked here, before anything is decided, and refused by the

@@ -1,6 +1,8 @@
 -- release: gives a lease's permits back, all of them or all but some, and hands them to the head
 -- of the queue.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 permits the lease keeps (optional; 0, the default: give all back),
 --       4 inbox of the caller's JVM (optional: with it, only a lease this JVM owns is touched, so a
 --       JVM whose lease another one adopted cannot release it; without it, any lease, by id),
@@ -18,6 +20,7 @@
 -- and deadline, and only its count goes down, with used.
 -- Uncontended, it runs 5 commands (TIME, HMGET, ZREM, HDEL, HSET); a hand-off adds ZRANGE, HGET,
 -- ZREM, ZADD and the PUBLISH per waiter served.
+--@include _names.lua
 local ID = ARGV[2] or ' '
 --@include _read.lua
 -- The caller's record, read once for both paths: its count, its token (0 while it waits) and the
