@@ -2,7 +2,8 @@
 -- says --@include _args.lua. The parts are included as plain code, not as functions, so a call
 -- defines no more than the three small functions below and two in _load.lua. (acquire and release
 -- include _read.lua, part 2, before this one: their usual case is done before any function is
--- built; see _read.lua.)
+-- built; see _read.lua.) Every name the parts share is listed in _names.lua, part 0, which every
+-- script includes first: what it holds, and which part declares and writes it.
 --
 -- KEYS (all with the hash tag {name}, so one cluster slot):
 --   1 deadlines ZSET id -> deadline (server ms): the lease deadline of a holder, the heartbeat
@@ -26,12 +27,13 @@
 --                    HSET writes it back.
 --   3 queue     ZSET waiter id -> ticket (arrival order)
 -- A capped semaphore has two keys more (4 heads, 5 ready), its ids stored as "<key> <id>", and
--- ARGV[1] "<cap> <key limit> <key>": see _keys.lua, which keeps its two levels on top of I1..I6.
--- ARGV[1]: the limit (permits) the caller is configured with; the rest is the script's own. The
--- limit of the call (LIMIT) is the override when one is set, else ARGV[1] (I6). A script checks
--- its arguments before its first write; one that equals what the state holds (the limit of the
--- last call, the id of a record, the inbox of the caller's own record) was checked when it was
--- written, and is not checked again.
+-- ARGV[1] "<total-permits> <permits> <key>": see _keys.lua, which keeps its two levels on top of
+-- I1..I6.
+-- ARGV[1]: the limit (permits) the caller is configured with (TOTAL_TEXT; see _names.lua); the
+-- rest is the script's own. The limit of the call (TOTAL_LIMIT) is the override when one is set,
+-- else ARGV[1] (I6). A script checks its arguments before its first write; one that equals what
+-- the state holds (the limit of the last call, the id of a record, the inbox of the caller's own
+-- record) was checked when it was written, and is not checked again.
 -- Every script returns a table that starts with used, waiters, the server time in microseconds
 -- (so a client can tell the newest figures), the ms until the earliest deadline (-1: none; a
 -- lower bound, so a client that waits can call again then) and the limits: 0 in the usual case,

@@ -37,8 +37,8 @@ do
       redis.call('HDEL', STATE, unpack(gone))
     end
     -- The key limit of this call, which the next caller compares with its own (limit mismatch).
-    if S[9] ~= EACH_TEXT then
-      SETS[n + 1], SETS[n + 2] = ' each', EACH_TEXT
+    if S[9] ~= LIMIT_TEXT then
+      SETS[n + 1], SETS[n + 2] = ' each', LIMIT_TEXT
       n = n + 2
     end
   end
@@ -67,9 +67,9 @@ do
     MOST = 0
   end
   local limits = KEY_OVERRIDES > 0
-      and string.format('%d %d %d %d', CONFIGURED, OVERRIDE or 0, MOST, KEY_OVERRIDES)
-      or (OVERRIDE or MOST > CONFIGURED) and string.format('%d %d %d', CONFIGURED, OVERRIDE or 0, MOST)
-      or CAP_TEXT
+      and string.format('%d %d %d %d', TOTAL_CONFIGURED, OVERRIDE or 0, MOST, KEY_OVERRIDES)
+      or (OVERRIDE or MOST > TOTAL_CONFIGURED) and string.format('%d %d %d', TOTAL_CONFIGURED, OVERRIDE or 0, MOST)
+      or TOTAL_TEXT
   if limits ~= LIMITS then
     SETS[n + 1], SETS[n + 2] = ' limits', limits
     n = n + 2
@@ -121,8 +121,8 @@ end
 -- (each 0 when none), from which the caller learns of a mismatch or of the runtime limit. Built
 -- in one go: the table ends at the first own entry the script left nil.
 local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS and EARLIEST - NOW_MS or 0),
-            (OVERRIDE or LAST_LIMIT ~= CAP_TEXT)
-                and (LAST_LIMIT or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0') or 0,
+            (OVERRIDE or LAST_TOTAL ~= TOTAL_TEXT)
+                and (LAST_TOTAL or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0') or 0,
             OWN1, OWN2, OWN3, OWN4 }
 -- A capped semaphore's call about one key answers that key's used and waiters, and always the
 -- limits as "<configured cap of the previous call> <cap override> <cap used> <cap waiters> <the
@@ -130,8 +130,8 @@ local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS an
 -- when none).
 if HEADS then
   local ks = KEY and keyState(KEY)
-  R[5] = string.format('%s %d %d %d %d %d %s', LAST_LIMIT or '0', OVERRIDE or 0, USED, WAITERS,
-      ks and ks.override or 0, LIMIT, S[9] or '0')
+  R[5] = string.format('%s %d %d %d %d %d %s', LAST_TOTAL or '0', OVERRIDE or 0, USED, WAITERS,
+      ks and ks.override or 0, TOTAL_LIMIT, S[9] or '0')
   if ks then
     R[1], R[2] = ks.used, ks.waiters
   end

@@ -11,7 +11,7 @@ if HEADS then
   serveKeys()
 else
   local batch = GRANT_BATCH
-  while WAITERS > 0 and batch > 0 and (USED < LIMIT or MOST > LIMIT) do
+  while WAITERS > 0 and batch > 0 and (USED < TOTAL_LIMIT or MOST > TOTAL_LIMIT) do
     batch = batch - 1
     local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
     if not head then
@@ -21,12 +21,12 @@ else
     local count, lease, claim, token, inbox, owner =
         string.match(redis.call('HGET', STATE, head) or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
     local waiter = count and token == '0'
-    if waiter and count + 0 <= LIMIT and USED + count > LIMIT then
+    if waiter and count + 0 <= TOTAL_LIMIT and USED + count > TOTAL_LIMIT then
       break
     end
     redis.call('ZREM', QUEUE, head)
     WAITERS = WAITERS - 1
-    if waiter and count + 0 <= LIMIT then
+    if waiter and count + 0 <= TOTAL_LIMIT then
       setDeadline(head, claim)
       token = nextSeq()
       local rec = count .. ' ' .. lease .. ' ' .. claim .. ' ' .. token .. ' ' .. inbox .. ' ' .. owner

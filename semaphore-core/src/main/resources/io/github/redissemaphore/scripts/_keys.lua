@@ -1,8 +1,9 @@
 -- Shared part 3b (see _args.lua): the keys of a capped semaphore, which share one cap. Nothing is
--- built here for a semaphore without one (HEADS nil), so it costs those nothing but a test.
+-- built here for a semaphore without one (HEADS nil), so it costs those nothing but a test. Its
+-- names, and the other capped-only ones, are section 3 of _names.lua.
 --
 -- A capped semaphore ("exports", total-permits T) keeps all its keys ("exports:acme", each up to
--- KEY_LIMIT permits) in one set of Redis keys, so one script call takes a key's permits and the
+-- its permits, LIMIT_CONFIGURED) in one set of Redis keys, so one script call takes a key's permits and the
 -- cap's together, or neither (its keys carry the hash tag {exports}: one cluster slot, one shard).
 -- KEYS: 1 deadlines, 2 state, 3 queue as for any semaphore, with every id stored as the member
 --         "<key> <id>"; the state's counters (' used', ' waiters', ...) are the cap's;
@@ -80,7 +81,7 @@ if HEADS then
 
   -- The limit of key k: its runtime limit, else the caller's.
   local function limitOf(ks)
-    return ks.override > 0 and ks.override or KEY_LIMIT
+    return ks.override > 0 and ks.override or LIMIT_CONFIGURED
   end
 
   -- Key k's first waiter (ticket, id), read from its record: the head as a grant needs it, or
@@ -91,7 +92,7 @@ if HEADS then
     local entry, member = k .. ' ' .. ticket .. ' ' .. id, k .. ' ' .. id
     local count, lease, claim, token, inbox, owner = string.match(
         GRANTED and GRANTED[member] or redis.call('HGET', STATE, member) or '', '^(%d+) (%d+) (%d+) (%d+) (%S+) (.*)$')
-    if count and token == '0' and count + 0 <= limitOf(ks) and count + 0 <= LIMIT then
+    if count and token == '0' and count + 0 <= limitOf(ks) and count + 0 <= TOTAL_LIMIT then
       return { entry, member, id, count + 0, lease, claim, inbox, owner, ticket }
     end
     redis.call('ZREM', HEADS, entry)
@@ -153,7 +154,7 @@ if HEADS then
     end
     -- (No waiter, no key in ready: nothing to read.)
     local batch = GRANT_BATCH
-    while batch > 0 and USED < LIMIT and WAITERS > 0 do
+    while batch > 0 and USED < TOTAL_LIMIT and WAITERS > 0 do
       batch = batch - 1
       local top = redis.call('ZRANGE', READY, 0, 0)[1]
       if not top then
@@ -174,7 +175,7 @@ if HEADS then
       end
       local h = ks.head
       if h then
-        if USED + h[4] > LIMIT then
+        if USED + h[4] > TOTAL_LIMIT then
           break
         end
         redis.call('ZREM', HEADS, h[1])

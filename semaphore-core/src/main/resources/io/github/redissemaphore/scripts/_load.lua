@@ -1,16 +1,17 @@
 -- Shared part 3 (see _args.lua): makes sense of what _read.lua read, and nothing written.
--- The caller's configured limit: the text the last call stored (and checked), or checked now. Of a
--- capped semaphore, the limit of the cap (CAP_TEXT, read out of ARGV[1] by _read.lua, is what
--- ' limits' keeps), and KEY_LIMIT that of each key (EACH_TEXT, 1..the cap).
-local CONFIGURED, KEY_LIMIT = nil, nil
+-- The configured limits as numbers (see _names.lua): TOTAL_CONFIGURED, of the state's counters
+-- (TOTAL_TEXT: the text the last call stored and checked, or checked now), and, capped only,
+-- LIMIT_CONFIGURED, of each key (LIMIT_TEXT, 1..the cap).
+local TOTAL_CONFIGURED, LIMIT_CONFIGURED = nil, nil
 if HEADS then
-  CONFIGURED, KEY_LIMIT = CAP_TEXT + 0, EACH_TEXT + 0
-  if CONFIGURED < 1 or CONFIGURED > 1000000 or KEY_LIMIT < 1 or KEY_LIMIT > CONFIGURED then
+  TOTAL_CONFIGURED, LIMIT_CONFIGURED = TOTAL_TEXT + 0, LIMIT_TEXT + 0
+  if TOTAL_CONFIGURED < 1 or TOTAL_CONFIGURED > 1000000 or LIMIT_CONFIGURED < 1
+      or LIMIT_CONFIGURED > TOTAL_CONFIGURED then
     error('semaphore script: ARGV[1] must start with "<total limit> <key limit>", integers within 1..1000000'
         .. ' and 1..the total limit, but was ' .. ARGV[1], 0)
   end
 else
-  CONFIGURED = S[6] == ARGV[1] and ARGV[1] + 0 or argNumber(1, 1, 1000000)
+  TOTAL_CONFIGURED = S[6] == TOTAL_TEXT and TOTAL_TEXT + 0 or argNumber(1, 1, 1000000)
 end
 local USED = (S[1] or 0) + 0
 local EXPIRES = (S[3] or 0) + 0
@@ -23,17 +24,17 @@ local EARLIEST = (S[5] or 0) + 0
 -- A capped semaphore adds a fourth number: how many of its keys have a runtime limit of their own
 -- (KEY_OVERRIDES; see _keys.lua), which keeps the state key as an override does (I6).
 local LIMITS = S[6]
-local LAST_LIMIT, OVERRIDE, MOST, KEY_OVERRIDES = LIMITS, nil, CONFIGURED, 0
-if LIMITS ~= CAP_TEXT then
+local LAST_TOTAL, OVERRIDE, MOST, KEY_OVERRIDES = LIMITS, nil, TOTAL_CONFIGURED, 0
+if LIMITS ~= TOTAL_TEXT then
   local last, override, most, keyed = string.match(LIMITS or '0', '^(%d+) ?(%d*) ?(%d*) ?(%d*)$')
-  LAST_LIMIT = LIMITS and last
+  LAST_TOTAL = LIMITS and last
   -- I6: the operator's limit, when set, is the limit of this call (the override script changes it).
   OVERRIDE = override and #override > 0 and override ~= '0' and override + 0 or nil
   MOST = most and #most > 0 and most + 0 or last + 0
   KEY_OVERRIDES = keyed and #keyed > 0 and keyed + 0 or 0
 end
 local SAVED_OVERRIDE, SAVED_KEY_OVERRIDES = OVERRIDE, KEY_OVERRIDES
-local LIMIT = OVERRIDE or CONFIGURED
+local TOTAL_LIMIT = OVERRIDE or TOTAL_CONFIGURED
 -- What was read, so that only what changed is written back.
 local USED_READ, WAITERS_READ, EARLIEST_READ = USED, WAITERS, EARLIEST
 -- The counter, as a number once a grant or a ticket needs it, and its text as written.

@@ -21,14 +21,15 @@ local clock = redis.call('TIME')
 local NOW_US = clock[1] * 1000000 + clock[2]
 local NOW_MS = (NOW_US - NOW_US % 1000) / 1000
 
--- For the usual case of acquire and release (their short paths): CAP_TEXT, the text ' limits'
--- holds when nothing is special (the caller's limit; a capped semaphore's cap), and KEY_USED, the
--- permits the call's key holds when it is usual too (0 without keys; a capped semaphore's key with
--- no waiter and no runtime limit, called as the previous call was configured: its used as text;
--- else false), with EACH_TEXT, the caller's limit per key.
-local S, CAP_TEXT, KEY_USED, EACH_TEXT = nil, ARGV[1], 0, nil
+-- The configured limits out of ARGV[1] (see _names.lua): TOTAL_TEXT, the limit of the state's
+-- counters, which ' limits' holds when nothing is special (an uncapped semaphore's permits: all
+-- of ARGV[1]; a capped one's total-permits); capped only, LIMIT_TEXT, its permits (each key's
+-- limit), and KEY_USED, the permits the call's key holds when it is usual (0 without keys; a
+-- capped semaphore's key with no waiter and no runtime limit, called as the previous call was
+-- configured: its used as text; else false). The short paths of acquire and release need no more.
+local S, TOTAL_TEXT, KEY_USED, LIMIT_TEXT = nil, ARGV[1], 0, nil
 if HEADS then
-  CAP_TEXT, EACH_TEXT, KEY = string.match(ARGV[1] or '', '^(%d+) (%d+) ?(%S*)$')
+  TOTAL_TEXT, LIMIT_TEXT, KEY = string.match(ARGV[1] or '', '^(%d+) (%d+) ?(%S*)$')
   if not KEY or #KEY > 200 then
     error('semaphore script: ARGV[1] must be "<total limit> <key limit> <key>", the key of 0..200 characters'
         .. ' without whitespace, but was ' .. tostring(ARGV[1]), 0)
@@ -42,7 +43,7 @@ if HEADS then
   -- with (see _keys.lua).
   S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID,
       KEY and ' k:' .. KEY or ' ', ' each')
-  KEY_USED = KEY and S[9] == EACH_TEXT and string.match(S[8] or '0 0 - 0', '^(%d+) 0 %- 0$')
+  KEY_USED = KEY and S[9] == LIMIT_TEXT and string.match(S[8] or '0 0 - 0', '^(%d+) 0 %- 0$')
 else
   S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
 end

@@ -1,5 +1,7 @@
 -- acquire: grants permits now, or puts the caller in the queue when it will wait.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 "<count> <lease ms> <waiter heartbeat ms>" (the heartbeat is also
 --       the claim lease of a grant from the queue), 4 "<inbox channel of the caller's JVM> <owner
 --       (host/pid/thread)>", 5 mode: 0 try once and take free permits regardless of waiters,
@@ -13,6 +15,7 @@
 -- waits already is answered queued with its ticket (its heartbeat refreshed). Keeps I1..I6.
 -- Uncontended, it runs 4 commands (TIME, HMGET, ZADD, HSET), and a PEXPIREAT when the deadlines
 -- key is new or a deadline reaches past the keys' expiry.
+--@include _names.lua
 local ID = ARGV[2] or ' '
 --@include _read.lua
 -- The arguments, each rule once: checked here, before anything is decided, and refused by the
@@ -42,12 +45,12 @@ local modeOk = mode == '3' or mode == '2' or mode == '1' or mode == '0'
 -- capped semaphore's key takes it too when it is usual (KEY_USED, _read.lua) and fits its own
 -- limit as well, and its reply starts with "c <cap's used before> <cap> <key limit>", the used
 -- before being the key's.
-if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED
+if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] == TOTAL_TEXT and KEY_USED
     and not S[7] and S[1] and S[3] and S[5] then
   local deadline = NOW_MS + lease
   local next = S[5] + 0
-  if S[1] + count <= CAP_TEXT + 0 and next > NOW_MS and next <= deadline
-      and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0 and (not HEADS or KEY_USED + count <= EACH_TEXT + 0) then
+  if S[1] + count <= TOTAL_TEXT + 0 and next > NOW_MS and next <= deadline
+      and deadline + KEY_MIN_MARGIN_MS <= S[3] + 0 and (not HEADS or KEY_USED + count <= LIMIT_TEXT + 0) then
     local seq = S[2] + 1
     if seq < NOW_US then
       seq = NOW_US
@@ -58,7 +61,7 @@ if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] =
     if HEADS then
       redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used',
           string.format('%d', S[1] + count), ' seq', token, ' k:' .. KEY, string.format('%d 0 - 0', KEY_USED + count))
-      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. ' ' .. given .. ' ' .. S[5]
+      return 'c ' .. S[1] .. ' ' .. TOTAL_TEXT .. ' ' .. LIMIT_TEXT .. ' ' .. KEY_USED .. ' ' .. given .. ' ' .. S[5]
           .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 ' .. token
     end
     redis.call('HSET', STATE, ID, ARGV[3] .. ' ' .. token .. ' ' .. ARGV[4], ' used',
@@ -73,9 +76,9 @@ argId(2)
 if HEADS and not KEY then
   error('semaphore script: ARGV[1] must name the key the permits are taken on, but was ' .. ARGV[1], 0)
 end
-if not numbersOk or count > (KEY_LIMIT or CONFIGURED) then
+if not numbersOk or count > (LIMIT_CONFIGURED or TOTAL_CONFIGURED) then
   error('semaphore script: ARGV[3] must be "<count> <lease ms> <heartbeat ms>", integers within 1..'
-      .. (KEY_LIMIT or CONFIGURED) .. ', 1..86400000 and 1..86400000, but was ' .. tostring(ARGV[3]), 0)
+      .. (LIMIT_CONFIGURED or TOTAL_CONFIGURED) .. ', 1..86400000 and 1..86400000, but was ' .. tostring(ARGV[3]), 0)
 end
 if not inboxOk then
   error('semaphore script: ARGV[4] must be "<inbox> <owner>", the inbox an id of 1..200 characters without'
@@ -95,8 +98,8 @@ local regrant = false
 -- A capped semaphore: the call's key, its limit, and whether the permits fit both levels. Fair, a
 -- newcomer goes first only when its key has no waiter and no key waits for the cap (K5).
 local ks = HEADS and keyState(KEY)
-local keyLimit = ks and (ks.override > 0 and ks.override or KEY_LIMIT)
-local fits = USED + count <= LIMIT and not (ks and ks.used + count > keyLimit)
+local keyLimit = ks and (ks.override > 0 and ks.override or LIMIT_CONFIGURED)
+local fits = USED + count <= TOTAL_LIMIT and not (ks and ks.used + count > keyLimit)
 if token and token ~= '0' then
   -- It holds already: a repeated call, or a grant from the queue it has not heard of yet. Its
   -- lease is confirmed in full.
@@ -115,7 +118,7 @@ elseif not ticket and fits and (not fair or WAITERS == 0
   OWN1, OWN2 = 1, SEQ
 elseif not wait then
   OWN1, OWN2 = 0, 0
-elseif count > LIMIT or (ks and count > keyLimit) then
+elseif count > TOTAL_LIMIT or (ks and count > keyLimit) then
   -- An override below the request (I6): it cannot be served while that lasts, so it is refused now,
   -- and a resent call leaves the queue, rather than waiting to be dropped at its head. When it was
   -- the head, the waiter behind it may fit: it is served now, not at some later call (I3).

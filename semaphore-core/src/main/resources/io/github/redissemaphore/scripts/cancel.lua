@@ -3,11 +3,14 @@
 -- never leaks: either the caller takes it (release 0: its claim is confirmed as a full lease) or
 -- it is given back here (release 1).
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 waiter id, 3 release (1: give back a permit granted meanwhile)
 -- Returns: {used, waiters, time, earliest, limits, token}; token 0 when it left
 --   the queue (or was unknown), else the fencing token of the permit it had been granted.
 -- Keeps I1..I6 for an id in any state: a waiter leaves the queue with its record and deadline; a
 -- holder keeps its record until it is dropped, so its count is always known.
+--@include _names.lua
 --@include _args.lua
 local ID = argId(2)
 local release = ARGV[3] == '1'

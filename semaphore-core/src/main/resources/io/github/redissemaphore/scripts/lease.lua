@@ -4,6 +4,8 @@
 -- even if the lease is released right after; a lost message leaves it to its next renew. Extend:
 -- its owner gives it a new lease length, which every later renew uses too.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 lease ms (0: keep the lease recorded with it), 4 inbox of the
 --       caller's JVM, 5 take over (1: adopt; 0: extend, for its owner only), 6 owner
 --       (host/pid/thread, recorded on adoption)
@@ -12,6 +14,7 @@
 --   follow); 0: the id holds nothing (expired, released, a waiter, unknown); -1: another JVM owns
 --   it and ARGV 5 was 0, nothing changed.
 -- Keeps I1..I6: only a holder's record and deadline change, never its count or token.
+--@include _names.lua
 --@include _args.lua
 local ID = argId(2)
 local newLease = argNumber(3, 0, 86400000)

@@ -4,12 +4,15 @@
 -- limit. Raising it (or clearing it above the current one) serves the queue at once, in ticket
 -- order, here, with the grants published as a release publishes them.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 the new limit (1..1,000,000), or 0 to clear it
 -- Returns: {used, waiters, time, earliest, limits}: the figures under the new limit (limits names
 --   the override, 0 once cleared); no entries of its own.
 -- Keeps I1..I6: the state key loses its TTL when an override is set and gets it back when it is
 --   cleared; a waiter that asks for more than the new limit is told it can never be served (token
 --   0), as when a configured limit shrinks.
+--@include _names.lua
 --@include _args.lua
 local override = argNumber(2, 0, 1000000)
 local ID = NO_ID
@@ -35,7 +38,7 @@ elseif override > 0 then
 else
   OVERRIDE = nil
 end
-LIMIT = OVERRIDE or CONFIGURED
+TOTAL_LIMIT = OVERRIDE or TOTAL_CONFIGURED
 --@include _grant.lua
 --@include _finish.lua
 return R

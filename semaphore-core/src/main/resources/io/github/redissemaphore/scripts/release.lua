@@ -1,6 +1,8 @@
 -- release: gives a lease's permits back, all of them or all but some, and hands them to the head
 -- of the queue.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 permits the lease keeps (optional; 0, the default: give all back),
 --       4 inbox of the caller's JVM (optional: with it, only a lease this JVM owns is touched, so a
 --       JVM whose lease another one adopted cannot release it; without it, any lease, by id),
@@ -18,6 +20,7 @@
 -- and deadline, and only its count goes down, with used.
 -- Uncontended, it runs 5 commands (TIME, HMGET, ZREM, HDEL, HSET); a hand-off adds ZRANGE, HGET,
 -- ZREM, ZADD and the PUBLISH per waiter served.
+--@include _names.lua
 local ID = ARGV[2] or ' '
 --@include _read.lua
 -- The caller's record, read once for both paths: its count, its token (0 while it waits) and the
@@ -30,7 +33,7 @@ local count, token, owns = string.match(S[7] or '', '^(%d+) %d+ %d+ (%d+) (%S+)'
 -- (see Reply.java): "<used before> -<count> <' next'> <server time s> <its µs> 1 0". Anything
 -- else goes on to the general path. A capped semaphore's key takes it too when it is usual
 -- (KEY_USED, _read.lua), its reply starting as acquire.lua's does.
-if S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED and S[7] and ARGV[3] == '0' and ARGV[4]
+if S[2] and S[4] == '0' and S[6] == TOTAL_TEXT and KEY_USED and S[7] and ARGV[3] == '0' and ARGV[4]
     and not ARGV[5] and S[1] and S[3] and S[5] then
   local next = S[5] + 0
   if token and token ~= '0' and owns == ARGV[4] and next > NOW_MS and NOW_MS + KEY_MIN_MARGIN_MS <= S[3] + 0 then
@@ -50,7 +53,7 @@ if S[2] and S[4] == '0' and S[6] == CAP_TEXT and KEY_USED and S[7] and ARGV[3] =
         redis.call('HDEL', STATE, ID, ' k:' .. KEY)
         redis.call('HSET', STATE, ' used', string.format('%d', used))
       end
-      return 'c ' .. S[1] .. ' ' .. CAP_TEXT .. ' ' .. EACH_TEXT .. ' ' .. KEY_USED .. ' -' .. count .. ' ' .. S[5]
+      return 'c ' .. S[1] .. ' ' .. TOTAL_TEXT .. ' ' .. LIMIT_TEXT .. ' ' .. KEY_USED .. ' -' .. count .. ' ' .. S[5]
           .. ' ' .. clock[1] .. ' ' .. clock[2] .. ' 1 0'
     end
     redis.call('HDEL', STATE, ID)

@@ -4,6 +4,8 @@
 -- meanwhile (in case their inbox message was lost) and anything lost. Each lease is extended by
 -- its own length (recorded with it: the lease of its acquisition, or of its latest extension).
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 waiter heartbeat ms, or "<heartbeat ms> <watermark us> <p>" for a sweep (below),
 --       3 inbox of the caller's JVM, 4.. ids of permits to renew and of waiters, then p ids the
 --       sweep must spare (neither renewed nor reported: leases this JVM holds but does not renew,
@@ -34,6 +36,7 @@
 -- queue size and the earliest deadline from the keys, drops a waiter's record whose queue entry is
 -- gone (its JVM joins again), and sets every key's TTL anew (a few reads and writes once per tick,
 -- never on the hot path).
+--@include _names.lua
 --@include _args.lua
 local heartbeat, WATERMARK, SPARED = nil, 0, 0
 do

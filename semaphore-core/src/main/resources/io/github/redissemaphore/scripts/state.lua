@@ -1,6 +1,8 @@
 -- state: the semaphore as Redis holds it, for introspection (after purging and granting, so it
 -- shows what is true now).
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+-- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
+--   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 most entries listed per table
 -- Returns: {used, waiters, time, earliest, limits, holders, queued}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
@@ -8,6 +10,7 @@
 --   A capped semaphore's entries end with their key: about one key, its own holders and waiters
 --   (in the order they will be served); about the cap, every key's, the waiters in arrival order.
 -- Keeps I1..I6; when it lists every holder it also recounts used (I1 self-check).
+--@include _names.lua
 --@include _args.lua
 local most = argNumber(2, 1, 100000)
 local ID = NO_ID

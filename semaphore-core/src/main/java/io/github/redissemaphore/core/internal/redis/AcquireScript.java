@@ -11,7 +11,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code acquire.lua}: grants {@code count} permits to lease {@code id} now, or queues it when the
  * caller will wait, or refuses.
  *
- * @param limit     the caller's configured permits
+ * @param limit     the caller's configured permits: ARGV 1 (see {@code SemaphoreKeys.argv})
  * @param id        the lease (and waiter) id
  * @param count     permits asked for
  * @param lease     the lease a grant gets

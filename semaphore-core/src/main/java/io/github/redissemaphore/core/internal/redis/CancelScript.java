@@ -10,7 +10,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code cancel.lua}: takes waiter {@code id} out of the queue; with {@code release}, gives back a
  * grant it got meanwhile (else confirms that grant as a full lease, and reports it).
  *
- * @param limit   the caller's configured permits
+ * @param limit   the caller's configured permits: ARGV 1 (see {@code SemaphoreKeys.argv})
  * @param id      the waiter
  * @param release whether a grant found is given back
  */

@@ -12,7 +12,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code lease.lua}: re-leases a holder: adopts it into the JVM of {@code inbox}, or extends it by
  * a new lease length. Made by {@link #adopt} or {@link #extend}.
  *
- * @param limit    the caller's configured permits
+ * @param limit    the caller's configured permits: ARGV 1 (see {@code SemaphoreKeys.argv})
  * @param id       the lease
  * @param lease    the new lease length (zero when adopting: it keeps its own)
  * @param inbox    the channel of the JVM that adopts or extends

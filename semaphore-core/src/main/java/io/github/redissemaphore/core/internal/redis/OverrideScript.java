@@ -9,7 +9,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * caller is configured with, and serves the queue under it at once; {@code override} 0 clears it,
  * so each caller's own limit applies again. Its reply is the figures under the new limit.
  *
- * @param limit    the caller's configured permits
+ * @param limit    the caller's configured permits: ARGV 1 (see {@code SemaphoreKeys.argv})
  * @param override the runtime limit, 0 to clear it
  */
 public record OverrideScript(int limit, int override) implements ScriptCall<Usage> {

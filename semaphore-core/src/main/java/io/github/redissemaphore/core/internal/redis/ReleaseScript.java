@@ -10,7 +10,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code release.lua}: gives permits of lease {@code id} back and hands them to the queue. Made by
  * one of its three factories, one per way a lease is given back.
  *
- * @param limit    the caller's configured permits
+ * @param limit    the caller's configured permits: ARGV 1 (see {@code SemaphoreKeys.argv})
  * @param id       the lease
  * @param keep     permits the lease keeps (0: all go back)
  * @param inbox    the channel of the JVM that releases (null: by force, whoever owns it)

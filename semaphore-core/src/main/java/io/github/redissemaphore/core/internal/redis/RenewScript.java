@@ -15,7 +15,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * in {@code ids} nor in {@code spared} and whose fencing token is below the watermark (see the
  * script's header, S1 and S2).
  *
- * @param limit     the caller's configured permits
+ * @param limit     the caller's configured permits: ARGV 1 (see {@code SemaphoreKeys.argv})
  * @param heartbeat how long a queue entry lives from now without another renewal
  * @param inbox     the channel of the renewing JVM: only its own leases are extended
  * @param ids       leases and waiters, in the order of the reply's statuses

@@ -59,39 +59,40 @@ public final class Reply {
     }
 
     /**
-     * @param configured the limit the call carried (the caller's configured permits)
+     * @param limit the limit the call carried (the caller's configured permits, ARGV 1)
      * @return the figures every script returns
      */
-    Usage usage(int configured) {
+    Usage usage(int limit) {
         if (values.get(4) instanceof Number) {
-            return new Usage((int) at(0), configured, (int) at(1), at(2), at(3), configured, 0);
+            return new Usage((int) at(0), limit, (int) at(1), at(2), at(3), limit, 0);
         }
         // "<configured limit of the previous call> <override>", each 0 when none; a capped
         // semaphore's carries its cap's figures too (see cappedUsage)
         String[] limits = text(values.get(4)).split(" ");
         if (limits.length == CAPPED_LIMITS) {
-            return cappedUsage(configured, limits);
+            return cappedUsage(limit, limits);
         }
         int previous = Integer.parseInt(limits[0]);
         int override = Integer.parseInt(limits[1]);
-        return new Usage((int) at(0), override > 0 ? override : configured, (int) at(1), at(2), at(3), previous,
+        return new Usage((int) at(0), override > 0 ? override : limit, (int) at(1), at(2), at(3), previous,
                 override);
     }
 
     /**
      * A capped semaphore's reply: used and waiters of the key, and the limits as "<configured cap
      * of the previous call> <cap override> <cap used> <cap waiters> <the key's runtime limit> <the
-     * cap of the call> <configured permits per key of the previous call>". The key's own limit is
-     * the caller's configured permits unless it has a runtime limit.
+     * cap of the call> <configured permits per key of the previous call>" (the scripts' LAST_TOTAL,
+     * OVERRIDE, USED, WAITERS, the key's override, TOTAL_LIMIT and ' each'). The key's own limit is
+     * the caller's {@code limit} unless it has a runtime limit.
      */
-    private Usage cappedUsage(int configured, String[] limits) {
+    private Usage cappedUsage(int limit, String[] limits) {
         int keyOverride = Integer.parseInt(limits[4]);
         int previousPermits = Integer.parseInt(limits[6]);
         int capOverride = Integer.parseInt(limits[1]);
         Usage.Total total = new Usage.Total(Integer.parseInt(limits[2]), Integer.parseInt(limits[5]),
                 Integer.parseInt(limits[3]), Integer.parseInt(limits[0]), capOverride);
-        return new Usage((int) at(0), keyOverride > 0 ? keyOverride : configured, (int) at(1), at(2), at(3),
-                previousPermits > 0 ? previousPermits : configured, keyOverride, total);
+        return new Usage((int) at(0), keyOverride > 0 ? keyOverride : limit, (int) at(1), at(2), at(3),
+                previousPermits > 0 ? previousPermits : limit, keyOverride, total);
     }
 
     /** @return the script's own entry {@code index} (from 0), a number */

@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * @param name         the semaphore name ({@code "exports:acme"}; of a call about a cap as a whole, its base name)
  * @param all          deadlines, state, queue (and heads, ready when capped): the KEYS of every script, in order
  * @param encoded      the same keys in UTF-8, encoded once
- * @param totalPermits the cap of a capped semaphore, else 0
+ * @param totalPermits the cap of a capped semaphore ({@code total-permits}), else 0: {@code TOTAL_TEXT} in the
+ *                     scripts
  * @param key          the key within a capped semaphore; null for a call about the cap as a whole, or uncapped
  */
 public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded, int totalPermits,
@@ -47,7 +48,10 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded,
 
     /**
      * @return a call's ARGV as the scripts take it on these keys: as it is, or, capped, with ARGV 1
-     *         (the caller's permits: each key's limit) made {@code "<cap> <key limit> <key>"}
+     *         (the caller's {@code limit}, its configured permits: each key's limit) made
+     *         {@code "<totalPermits> <limit> <key>"}. The scripts call the limit of the state's
+     *         counters {@code TOTAL_TEXT} (all of ARGV 1 without a cap, its first number with one)
+     *         and a capped semaphore's {@code limit} {@code LIMIT_TEXT} (see {@code _names.lua})
      */
     List<String> argv(List<String> args) {
         if (totalPermits == 0) {

@@ -15,7 +15,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  *
  * @param name     the semaphore, as the state names it
  * @param baseName the base name of a capped semaphore's key (its cap's name), else the name
- * @param limit    the caller's configured permits
+ * @param limit    the caller's configured permits: ARGV 1 (see {@code SemaphoreKeys.argv})
  * @param most     how many holders and waiters to list at most
  */
 public record StateScript(String name, String baseName, int limit, int most)

@@ -1,0 +1,82 @@
+-- Shared part 0, the first line of every script: the names the parts share. The parts are plain
+-- code pasted into one script where it says --@include (Scripts.java), so a name one part declares
+-- at its top level is seen by every part after it. This part is comments only (it runs nothing);
+-- it lists each such name once: what it holds, the part that declares it, and who else writes it.
+-- ScriptNamesTest fails when a part declares a top-level name that is not listed here.
+--
+-- The limits. A semaphore's configured limit is its "permits" (Java: SemaphoreSettings.permits(),
+-- SemaphoreIdentity.limit(), the limit of each script-call record, Reply.usage(limit)); it comes
+-- as ARGV[1]. A capped semaphore's ARGV[1] is "<total-permits> <permits> <key>" (Java:
+-- SemaphoreKeys.totalPermits, argv()). The state's counters (' used', ' waiters', ' limits') are the
+-- TOTAL: an uncapped semaphore's own, a capped one's cap over all its keys. So TOTAL_* names hold
+-- an uncapped semaphore's permits or a capped one's total-permits, and LIMIT_* names, capped only,
+-- hold its permits, each key's limit: no name holds the cap under the name of a key's limit.
+--   TOTAL_TEXT -> TOTAL_CONFIGURED -> TOTAL_LIMIT (the override, if set) | LIMIT_TEXT -> LIMIT_CONFIGURED
+--
+-- 1. Read by every call: the keys, the time and the state (_read.lua), before the short paths of
+--    acquire and release, which need no more. Written only where declared unless said.
+--   ID                 the id the call is about: ARGV[2] (or ' ': none); capped, "<key> <id>".
+--                      Declared by the script, made "<key> <id>" by _read.lua
+--   DEADLINES, STATE, QUEUE   KEYS[1..3] (see _args.lua)
+--   KEY_MIN_MARGIN_MS, KEY_MARGIN_MS   how far the keys' TTL reaches past the latest deadline
+--   clock, NOW_US, NOW_MS     the server time (TIME), in µs and in ms
+--   S                  the state's HMGET: ' used', ' seq', ' expires', ' waiters', ' next',
+--                      ' limits', ID's record; capped also [8] the key's ' k:<key>', [9] ' each'
+--                      (_purge.lua clears [8], [9] when it starts the state anew)
+--   TOTAL_TEXT         the configured limit of the total as ARGV[1] has it: all of ARGV[1]
+--                      without a cap (permits), its first number with one (total-permits); what
+--                      ' limits' holds in the usual case
+--
+-- 2. The general path: argument checks and helpers (_args.lua), and the state made sense of
+--    (_load.lua); every later part and the script update these, and _finish.lua writes them.
+--   argNumber, argId   ARGV checks, before any write (_args.lua)
+--   publish            a message to a JVM's inbox (_args.lua)
+--   PURGE_BATCH, GRANT_BATCH  bounds of the work one call does for others (_args.lua)
+--   NO_ID              the field asked for when a call names no id (_args.lua)
+--   TOTAL_CONFIGURED   TOTAL_TEXT as a number, checked (_load.lua)
+--   TOTAL_LIMIT        the limit of the total for this call: OVERRIDE, else TOTAL_CONFIGURED (I6)
+--                      (_load.lua; override.lua sets it anew)
+--   USED, WAITERS      ' used', ' waiters' of the total (I1, I5): _purge.lua, _grant.lua, _keys.lua
+--                      and the scripts change them, _finish.lua writes them
+--   EXPIRES            ' expires': when every key expires (_purge.lua, _finish.lua move it)
+--   EARLIEST           ' next', a lower bound of the earliest deadline (setDeadline, _purge.lua, renew)
+--   LIMITS             ' limits' as read (_purge.lua: false when it starts anew)
+--   LAST_TOTAL         the configured limit of the total of the previous call, out of ' limits'
+--   OVERRIDE           the runtime limit of the total, nil: none (override.lua sets it)
+--   MOST               an upper bound of what a waiter asks for (acquire raises it, _purge.lua and
+--                      _finish.lua reset it)
+--   SAVED_OVERRIDE     OVERRIDE as read, so _finish.lua knows when the state key's TTL comes back
+--   USED_READ, WAITERS_READ, EARLIEST_READ   what was read, so only what changed is written back
+--   SEQ, SEQ_TEXT      the counter of tickets and tokens, a number and its text (nextSeq, _purge.lua)
+--   REC                ID's record (false: none), kept up to date by grants and drops
+--   HORIZON            the latest deadline this call wrote (setDeadline; renew)
+--   CREATED_QUEUE      the queue key was created by this call (acquire), so it needs its TTL
+--   REFRESH            renew's self-repair: every key's TTL set anew
+--   SETS, NSETS        the fields and values the final HSET writes: grants (_grant.lua, _keys.lua)
+--                      and new records (acquire, lease, release), then _finish.lua's counters
+--   GRANTED            the records this call granted (and a capped call's new waiter), by id
+--   nextSeq, setDeadline   the counter's next value; a deadline set, with its bounds (_load.lua)
+--
+-- 3. Capped only (_read.lua's capped lines, then _load.lua and _keys.lua). Without a cap, HEADS is
+--    nil, the one test every other part makes; these names are then nil, false or 0, and unused.
+--   HEADS, READY       KEYS[4], KEYS[5]: the keys' heads and the keys ready for the cap (_keys.lua)
+--   KEY                the key of the call, out of ARGV[1] (false: a call about the cap as a whole)
+--   LIMIT_TEXT         the configured limit of each key (permits) as ARGV[1] has it: its middle
+--                      number; ' each' keeps the previous call's (_finish.lua)
+--   KEY_USED           for the short paths: the permits the call's key holds when it is usual (see
+--                      _read.lua), else false; 0 without a cap
+--   LIMIT_CONFIGURED   LIMIT_TEXT as a number, checked (_load.lua); a key's limit is its runtime
+--                      limit, else this one (_keys.lua's limitOf)
+--   KEY_OVERRIDES, SAVED_KEY_OVERRIDES   how many keys have a runtime limit, now and as read
+--                      (_load.lua; override.lua changes it)
+--   KS, KLIST          the counters of the keys this call read, by key, and those keys in order
+--                      (_keys.lua; _purge.lua empties them)
+--   DROPS              records removed by this call, deleted in _finish.lua's HDEL
+--   READY_WRITTEN      this call wrote to ready, so it needs its TTL
+--   keyState, touch, refreshKey, serveKeys, joinedFirst, waiterLeft, splitMember   the two levels'
+--                      functions (_keys.lua)
+--
+-- 4. The reply (_finish.lua)
+--   OWN1, OWN2, OWN3, OWN4   the script's own entries of the reply (declared by _load.lua, set by
+--                      the script)
+--   R                  the reply, built by _finish.lua and returned by the script
