@@ -28,6 +28,8 @@ class BenchmarkDocsTest {
     private static final Path RESULTS = ROOT.resolve("docs/benchmark-results.json");
     private static final Path README = ROOT.resolve("README.md");
     private static final Path BENCHMARK_PAGE = ROOT.resolve("docs/benchmark.md");
+    /** Where a failing check writes each page with the results file's figures. */
+    private static final Path REFRESHED = Path.of("target", "refreshed-docs");
 
     @Test
     void everyQuotedFigureIsTheResultsFilesAndNoneInTheBenchmarkSectionsIsUnmarked() throws IOException {
@@ -35,9 +37,18 @@ class BenchmarkDocsTest {
         List<String> problems = new ArrayList<>();
         for (Path page : pages()) {
             String text = Files.readString(page, StandardCharsets.UTF_8);
-            problems.addAll(figures.problems(ROOT.relativize(page).toString(), text, checkedPart(page, text)));
+            List<String> wrong = figures.problems(ROOT.relativize(page).toString(), text, checkedPart(page, text));
+            if (!wrong.isEmpty()) {
+                // After a new run: the page with the file's figures, for the writer to compare and copy over.
+                Path refreshed = REFRESHED.resolve(ROOT.relativize(page));
+                Files.createDirectories(refreshed.getParent());
+                Files.writeString(refreshed, figures.refreshed(text), StandardCharsets.UTF_8);
+                problems.addAll(wrong);
+            }
         }
-        assertThat(problems).as("figures of the pages against %s", RESULTS).isEmpty();
+        assertThat(problems).as("figures of the pages against %s (each page with the file's figures is in %s:"
+                + " compare it with the page, read the words around what changed, and copy it over)", RESULTS,
+                REFRESHED.toAbsolutePath().normalize()).isEmpty();
     }
 
     @Test
@@ -71,6 +82,20 @@ class BenchmarkDocsTest {
         assertThat(figures.problems("p", "Redisson 3.52<!-- bench: a.version -->", new int[] {0, 0})).hasSize(1);
         assertThat(figures.problems("p", "1<!-- bench: a.missing -->", new int[] {0, 0}))
                 .singleElement().asString().contains("no such figure");
+    }
+
+    @Test
+    void aRefreshedPageHasTheFilesFiguresWrittenAsThePageWroteThem() throws IOException {
+        QuotedFigures figures = new QuotedFigures(JsonMapper.builder().build().readTree(
+                "{\"a\": {\"pairs\": 181352, \"ratio\": 1.6249, \"version\": \"4.7.0\"}}"));
+        String page = "178,320<!-- bench: a.pairs --> 1.61x<!-- bench: a.ratio --> 1.6x<!-- bench: a.ratio -->"
+                + " 178k<!-- bench: a.pairs --> 178320<!-- bench: a.pairs --> Redisson 4.7.0<!-- bench: a.version -->"
+                + " 1.5x<!-- bench: none --> `9<!-- bench: a.pairs -->`";
+        String refreshed = figures.refreshed(page);
+        assertThat(refreshed).isEqualTo("181,352<!-- bench: a.pairs --> 1.62x<!-- bench: a.ratio -->"
+                + " 1.6x<!-- bench: a.ratio --> 181k<!-- bench: a.pairs --> 181352<!-- bench: a.pairs -->"
+                + " Redisson 4.7.0<!-- bench: a.version --> 1.5x<!-- bench: none --> `9<!-- bench: a.pairs -->`");
+        assertThat(figures.problems("p", refreshed, new int[] {0, 0})).isEmpty();
     }
 
     @Test

@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -71,6 +72,40 @@ final class QuotedFigures {
         }
         unmarked(page, unmarked.toString(), line(text, complete[0]), line(text, complete[1]) - 1, problems);
         return problems;
+    }
+
+    /**
+     * @return {@code source} with every marked figure set to the results file's, written as the page
+     *         wrote it (its decimals, its thousands separators, its {@code x} or {@code k}): after a new
+     *         run, what a writer copies over the page and then reads for what the new figures change
+     *         in the words around them. Markers of texts, of {@code none} and of paths the file lacks
+     *         are left as they are (the check names them).
+     */
+    String refreshed(String source) {
+        String text = prose(source);
+        StringBuilder out = new StringBuilder(source);
+        List<int[]> spans = new ArrayList<>();
+        List<String> figures = new ArrayList<>();
+        Matcher marker = MARKER.matcher(text);
+        while (marker.find()) {
+            JsonNode value = at(marker.group(1));
+            Matcher figure = FIGURE_BEFORE.matcher(text.substring(0, marker.start()));
+            if (marker.group(1).equals("none") || value == null || !value.isNumber() || !figure.find()) {
+                continue;
+            }
+            BigDecimal quoted = new BigDecimal(figure.group(1).replace(",", ""));
+            BigDecimal exact = figure.group(2).equals("k") ? value.decimalValue().movePointLeft(3) : value.decimalValue();
+            BigDecimal rounded = exact.setScale(Math.max(0, quoted.scale()), RoundingMode.HALF_UP);
+            String written = figure.group(1).contains(",")
+                    ? String.format(Locale.ROOT, "%,." + rounded.scale() + "f", rounded)
+                    : rounded.toPlainString();
+            spans.add(new int[] {figure.start(1), figure.end(1)});
+            figures.add(written);
+        }
+        for (int i = spans.size() - 1; i >= 0; i--) {
+            out.replace(spans.get(i)[0], spans.get(i)[1], figures.get(i));
+        }
+        return out.toString();
     }
 
     /**
