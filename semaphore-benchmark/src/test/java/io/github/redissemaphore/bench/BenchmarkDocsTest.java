@@ -87,14 +87,14 @@ class BenchmarkDocsTest {
     @Test
     void aRefreshedPageHasTheFilesFiguresWrittenAsThePageWroteThem() throws IOException {
         QuotedFigures figures = new QuotedFigures(JsonMapper.builder().build().readTree(
-                "{\"a\": {\"pairs\": 181352, \"ratio\": 1.6249, \"version\": \"4.7.0\"}}"));
+                "{\"a\": {\"pairs\": 181352, \"ratio\": 1.6249, \"version\": \"4.8.1\"}}"));
         String page = "178,320<!-- bench: a.pairs --> 1.61x<!-- bench: a.ratio --> 1.6x<!-- bench: a.ratio -->"
                 + " 178k<!-- bench: a.pairs --> 178320<!-- bench: a.pairs --> Redisson 4.7.0<!-- bench: a.version -->"
                 + " 1.5x<!-- bench: none --> `9<!-- bench: a.pairs -->`";
         String refreshed = figures.refreshed(page);
         assertThat(refreshed).isEqualTo("181,352<!-- bench: a.pairs --> 1.62x<!-- bench: a.ratio -->"
                 + " 1.6x<!-- bench: a.ratio --> 181k<!-- bench: a.pairs --> 181352<!-- bench: a.pairs -->"
-                + " Redisson 4.7.0<!-- bench: a.version --> 1.5x<!-- bench: none --> `9<!-- bench: a.pairs -->`");
+                + " Redisson 4.8.1<!-- bench: a.version --> 1.5x<!-- bench: none --> `9<!-- bench: a.pairs -->`");
         assertThat(figures.problems("p", refreshed, new int[] {0, 0})).isEmpty();
     }
 

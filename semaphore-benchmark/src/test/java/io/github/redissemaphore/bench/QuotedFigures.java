@@ -33,6 +33,8 @@ final class QuotedFigures {
     static final Pattern MARKER = Pattern.compile("<!--\\s*bench:\\s*([A-Za-z0-9_.]+)\\s*-->");
     /** The number a marker follows, with its optional suffix, at the end of the text before the marker. */
     private static final Pattern FIGURE_BEFORE = Pattern.compile("(-?\\d[\\d,]*(?:\\.\\d+)?)([xk]?)\\s*$");
+    /** The word a marker of a text follows: a version, a date and time. */
+    private static final Pattern WORD_BEFORE = Pattern.compile("[\\w.:+-]+$");
     private static final Pattern FIGURE_SHAPED = Pattern.compile(
             "(?<![\\w.])(?:\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|\\d+\\.\\d+|\\d{4,}|\\d+(?=[xk]))[xk]?(?!\\w|\\.\\d)");
     private static final Pattern ANY_NUMBER = Pattern.compile("\\d");
@@ -78,8 +80,9 @@ final class QuotedFigures {
      * @return {@code source} with every marked figure set to the results file's, written as the page
      *         wrote it (its decimals, its thousands separators, its {@code x} or {@code k}): after a new
      *         run, what a writer copies over the page and then reads for what the new figures change
-     *         in the words around them. Markers of texts, of {@code none} and of paths the file lacks
-     *         are left as they are (the check names them).
+     *         in the words around them; a marked text (a version, the date) is the word before its
+     *         marker. Markers of {@code none} and of paths the file lacks are left as they are (the
+     *         check names them).
      */
     String refreshed(String source) {
         String text = prose(source);
@@ -89,6 +92,17 @@ final class QuotedFigures {
         Matcher marker = MARKER.matcher(text);
         while (marker.find()) {
             JsonNode value = at(marker.group(1));
+            if (value != null && value.isString()) {
+                // a text of one word (a version, the date): the word right before the marker becomes
+                // the file's; a longer text already there stays, any other is for the writer
+                Matcher word = WORD_BEFORE.matcher(text.substring(0, marker.start()));
+                if (!text.substring(0, marker.start()).endsWith(value.asString())
+                        && WORD_BEFORE.matcher(value.asString()).matches() && word.find()) {
+                    spans.add(new int[] {word.start(), word.end()});
+                    figures.add(value.asString());
+                }
+                continue;
+            }
             Matcher figure = FIGURE_BEFORE.matcher(text.substring(0, marker.start()));
             if (marker.group(1).equals("none") || value == null || !value.isNumber() || !figure.find()) {
                 continue;
