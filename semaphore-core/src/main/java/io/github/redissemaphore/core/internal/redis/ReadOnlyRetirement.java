@@ -70,7 +70,10 @@ final class ReadOnlyRetirement {
     static boolean readOnly(Throwable error) {
         Throwable cause = CallFailures.cause(error);
         String message = cause instanceof RedisCommandExecutionException ? cause.getMessage() : null;
-        return message != null && (message.startsWith("READONLY") || message.contains(" READONLY "));
+        // Redis 7 replies READONLY to a script's write; Redis 6.2 wraps it: "ERR Error running script
+        // (...): @user_script:188: -READONLY You can't write against a read only replica."
+        return message != null && (message.startsWith("READONLY") || message.contains(" READONLY ")
+                || message.contains("-READONLY "));
     }
 
     /** @return whether a connection dropped for a READONLY still has calls out: nothing goes out before they are back */
