@@ -85,10 +85,11 @@ class SentinelManualFailoverTest {
             int oldMaster = sentinel.master().port();
             long failoverAt = System.nanoTime();
             sentinel.failover();
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+            // ignoreExceptions: a server busy with the failover may be slow to answer a poll
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
                     .until(() -> sentinel.currentMasterPort() != oldMaster);
             long promotedAt = System.nanoTime();
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
                     .until(() -> !RedisSentinel.isMaster(sentinel.master()));
             long steppedDownAt = System.nanoTime();
             long replicaBackAt = -1;
@@ -111,7 +112,7 @@ class SentinelManualFailoverTest {
                 }
                 Thread.sleep(20);
             }
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
                     .until(() -> sentinel.master().info("replication").contains("master_link_status:up"));
             replicaBackAt = System.nanoTime();
             Thread.sleep(replicas > 0 ? 10000 : 6000);
@@ -132,14 +133,23 @@ class SentinelManualFailoverTest {
                             + " master stepped down %d ms after the promotion; longest stretch without a grant %d ms;"
                             + " first grant %d ms after the step-down (the old master in sync as a replica %d ms after it); stale leases (at most %d seen after the step-down)"
                             + " gone %s ms after it; at most %d inside at once; %d granted, %d refused (no permit within"
-                            + " the wait), %d unavailable; %s%n",
+                            + " the wait), %d unavailable; at most %d inside beyond the permits, all granted by the old"
+                            + " master after SENTINEL FAILOVER; %s%n",
                     replicas, TimeUnit.NANOSECONDS.toMillis(promotedAt - failoverAt), stepDown.toMillis(),
                     longestGap.toMillis(), servedAfterStepDown.toMillis(),
                     TimeUnit.NANOSECONDS.toMillis(replicaBackAt - steppedDownAt), staleSeen,
                     staleGone == null ? "never" : String.valueOf(staleGone.toMillis()), load.maxInside.get(),
-                    load.granted.get(), load.refused.get(), load.unavailable.get(), noise.stop());
+                    load.granted.get(), load.refused.get(), load.unavailable.get(),
+                    Math.max(0, load.maxInside.get() - PERMITS), noise.stop());
 
-            assertThat(load.maxInside.get()).as("callers inside at once").isLessThanOrEqualTo(PERMITS);
+            // The old master's grants after the promotion are unknown to the new one: a holder of one
+            // still inside at the step-down may overlap the new master's grants (guarantees.md). So
+            // at every moment: inside <= permits + holders granted between SENTINEL FAILOVER and the
+            // step-down that are still inside; and none of those holders is inside once its work
+            // (30 ms) is done.
+            assertThat(load.overLimit(PERMITS, failoverAt, steppedDownAt))
+                    .as("moments with more callers inside than the permits plus the old master's post-failover holders")
+                    .isEmpty();
             assertThat(firstGrantAfterStepDown).as("a grant after the step-down").isPositive();
             assertThat(servedAfterStepDown).as("served again after the old master stepped down")
                     .isLessThanOrEqualTo(bound.plus(lateness));
@@ -162,6 +172,8 @@ class SentinelManualFailoverTest {
         final AtomicLong refused = new AtomicLong();
         final AtomicLong unavailable = new AtomicLong();
         final Set<Long> grants = new ConcurrentSkipListSet<>();
+        /** Each call's stay inside: {System.nanoTime() at the grant, at the end of its work}. */
+        final List<long[]> stays = java.util.Collections.synchronizedList(new ArrayList<>());
         /** Permit id -> System.nanoTime() it was given back. */
         final Map<String, Long> released = new ConcurrentHashMap<>();
         final List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -183,6 +195,7 @@ class SentinelManualFailoverTest {
                     maxInside.accumulateAndGet(now, Math::max);
                     Thread.sleep(30);
                     inside.decrementAndGet();
+                    stays.add(new long[] {at, System.nanoTime()});
                     permit.get().release();
                     released.put(permit.get().id(), System.nanoTime());
                 } catch (SemaphoreUnavailableException e) {
@@ -215,6 +228,35 @@ class SentinelManualFailoverTest {
                 }
             }
             return stale;
+        }
+
+        /**
+         * @return the moments (System.nanoTime()) at which more callers were inside than
+         *         {@code permits} plus those granted in [{@code from}, {@code to}] and still inside
+         */
+        List<Long> overLimit(int permits, long from, long to) {
+            List<long[]> all;
+            synchronized (stays) {
+                all = new ArrayList<>(stays);
+            }
+            List<Long> over = new ArrayList<>();
+            for (long[] stay : all) {
+                long at = stay[0];
+                int insideThen = 0;
+                int windowHolders = 0;
+                for (long[] other : all) {
+                    if (other[0] <= at && at < other[1]) {
+                        insideThen++;
+                        if (other[0] >= from && other[0] <= to) {
+                            windowHolders++;
+                        }
+                    }
+                }
+                if (insideThen > permits + windowHolders) {
+                    over.add(at);
+                }
+            }
+            return over;
         }
 
         long firstGrantAfter(long at) {
