@@ -14,7 +14,8 @@ import org.w3c.dom.NodeList;
  * ({@code <module>/target/surefire-reports/TEST-*.xml}) written after the file {@code since} was touched,
  * that is by the Maven run that .ci/run started after it, and fails, naming each test and its skip
  * message, on a skipped test (an assumption that failed, an abort, {@code @Disabled}) that
- * {@code .ci/allowed-skips} does not allow in that run. Only the JDK is needed (Java 11+ runs a
+ * {@code .ci/allowed-skips} does not allow in that run. With {@code --every-module} (a run of every
+ * module's tests) it also fails on a module that has test sources ({@code src/test/java}) but wrote no report. Only the JDK is needed (Java 11+ runs a
  * source file like this one).
  */
 class SkipCheck {
@@ -53,6 +54,25 @@ class SkipCheck {
         if (reports.isEmpty()) {
             System.out.printf("Skip check (%s) FAILED: the run wrote no surefire report; did its tests run?%n", run);
             System.exit(1);
+        }
+        if (args.length > 2 && args[2].equals("--every-module")) {
+            // A run of every module's tests: a module with test sources (its own, or others' it
+            // compiles) but no report of this run lost its tests on the way (a build step that
+            // deleted them, a skip flag), all at once.
+            List<String> silent = new ArrayList<>();
+            try (Stream<Path> modules = Files.list(Path.of("."))) {
+                for (Path module : modules.sorted().toList()) {
+                    if (Files.isDirectory(module.resolve("src/test/java"))
+                            && reports.stream().noneMatch(report -> report.startsWith(module))) {
+                        silent.add(module.getFileName().toString());
+                    }
+                }
+            }
+            if (!silent.isEmpty()) {
+                System.out.printf("Skip check (%s) FAILED: these modules have tests but ran none: %s%n", run,
+                        silent);
+                System.exit(1);
+            }
         }
         int tests = 0;
         TreeSet<String> allowedSkips = new TreeSet<>();
