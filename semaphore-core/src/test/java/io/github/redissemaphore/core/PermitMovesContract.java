@@ -105,9 +105,15 @@ abstract class PermitMovesContract extends SemaphoreTestBase {
     @Test
     void releaseByIdFreesAnyLeaseFromAnywhere() throws Exception {
         AtomicInteger leasesLost = new AtomicInteger();
-        RedisSemaphore holderJvm = newRegistry(builder -> builder.listener(countingLostLeases(leasesLost)))
-                .semaphore(name, THREE);
-        RedisSemaphore other = newRegistry().semaphore(name, THREE);
+        // The holder's JVM hears of the hand-over on its inbox; a renewal of its lease between the
+        // release and that message would find the lease gone first and call it lost (a loaded
+        // machine once let one in, with 3 s leases and the 1 s tick of a JVM that has a waiter). So
+        // none is due meanwhile: 30 s leases, renewed every 10 s, and a 10 s tick in that JVM.
+        SemaphoreSettings three = THREE.withLeaseTime(Duration.ofSeconds(30));
+        RedisSemaphore holderJvm = newRegistry(builder -> builder.listener(countingLostLeases(leasesLost))
+                .waiterTick(Duration.ofSeconds(10)).waiterHeartbeat(Duration.ofSeconds(30)))
+                .semaphore(name, three);
+        RedisSemaphore other = newRegistry().semaphore(name, three);
         Permit elsewhere = holderJvm.tryAcquire(2, Duration.ZERO).orElseThrow();
         AtomicInteger lost = new AtomicInteger();
         elsewhere.onLost(permit -> lost.incrementAndGet());
