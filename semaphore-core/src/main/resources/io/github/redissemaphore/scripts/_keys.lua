@@ -1,6 +1,7 @@
 -- Shared part 3b (see _args.lua): the keys of a capped semaphore, which share one cap. Nothing is
--- built here for a semaphore without one (HEADS nil), so it costs those nothing but a test. Its
--- names, and the other capped-only ones, are section 3 of _names.lua.
+-- built here for a semaphore without one (HEADS nil) but giveBack, which every semaphore's purge
+-- and sweep use, and only when they may run, so it costs those nothing but a test or two. Its
+-- names, and the other capped-only ones, are section 3 of _names.lua (giveBack is in section 2).
 --
 -- A capped semaphore ("exports", total-permits T) keeps all its keys ("exports:acme", each up to
 -- its permits, LIMIT_CONFIGURED) in one set of Redis keys, so one script call takes a key's permits and the
@@ -37,6 +38,22 @@ local keyState, touch, refreshKey, serveKeys, joinedFirst = nil, nil, nil, nil, 
 local waiterLeft, splitMember = nil, nil
 -- Whether this call wrote to ready (a zset that empties is deleted, so one written anew needs its TTL).
 local READY_WRITTEN = false
+-- giveBack(k, count): gives back count permits a holder of key k held, at both levels (I1, K1):
+-- the total's, then the key's (k nil or false: a semaphore without a cap, which has only the
+-- total). The holder's deadline and record are the caller's to remove. Its callers are _purge.lua's
+-- purge of expired holders and renew's sweep; it is built only for a call that may reach them
+-- (renew, or one whose purge runs: its test, the earliest deadline passed), as a function built
+-- costs every call that builds it (about 1 % of a contended pair, measured).
+local giveBack = nil
+if REFRESH or (EARLIEST > 0 and EARLIEST <= NOW_MS) then
+  giveBack = function(k, count)
+    USED = USED - count
+    if k then
+      local ks = touch(k)
+      ks.used = ks.used - count
+    end
+  end
+end
 if HEADS then
   KS, KLIST, DROPS = {}, {}, {}
   -- The counters of key k, read once per call (the call's own key came with the state read).

@@ -56,6 +56,9 @@
 --                      and new records (acquire, lease, release), then _finish.lua's counters
 --   GRANTED            the records this call granted (and a capped call's new waiter), by id
 --   nextSeq, setDeadline   the counter's next value; a deadline set, with its bounds (_load.lua)
+--   giveBack           a holder's permits given back at both levels: USED, and a capped
+--                      semaphore's key (_keys.lua, for _purge.lua and renew's sweep; nil in a call
+--                      that reaches neither)
 --
 -- 3. Capped only (_read.lua's capped lines, then _load.lua and _keys.lua). Without a cap, HEADS is
 --    nil, the one test every other part makes; these names are then nil, false or 0, and unused.

@@ -55,8 +55,9 @@ local inbox = argId(3)
 local ID = NO_ID
 --@include _read.lua
 --@include _load.lua
---@include _keys.lua
+-- (Before _keys.lua, which builds giveBack for renew's sweep and purge, whatever the earliest deadline.)
 REFRESH = true
+--@include _keys.lua
 -- I5: the queue size and the earliest deadline from the keys themselves.
 WAITERS = redis.call('ZCARD', QUEUE)
 do
@@ -102,11 +103,7 @@ if WATERMARK > 0 then
       local count, token, owns = string.match(all[i + 1], '^(%d+) %d+ %d+ (%d+) (%S+) ')
       if owns == inbox and token ~= '0' and token + 0 < below then
         ends[#ends + 1] = member
-        USED = USED - count
-        if KEY then
-          local ks = touch(KEY)
-          ks.used = ks.used - count
-        end
+        giveBack(KEY, count)
       end
     end
   end

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.github.redissemaphore.core.RaceFixture.awaitIdle;
 import static org.awaitility.Awaitility.await;
 
 import io.github.redissemaphore.core.internal.Engines;
@@ -19,7 +20,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
-import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -31,7 +31,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,32 +58,28 @@ class EngineRaceTest {
     private static final long[] RELEASE_OFFSETS_MS = {-30, -10, -5, 0, 2, 5, 10, 20};
 
     private final RedisServer server;
+    /** Registries, pools, the scheduling noise (which widens the hand-off bound) and the clean-up checks. */
+    private final RaceFixture fixture;
     /** The shared server's: the registries here write no other key, on it or on a dedicated one. */
     private final String prefix;
-    private final List<SemaphoreRegistry> registries = new ArrayList<>();
-    private final List<ExecutorService> pools = new ArrayList<>();
-    /** The machine's scheduling noise while the test runs, which widens the hand-off bound. */
-    private final SchedulingNoise noise = new SchedulingNoise();
+    private final SchedulingNoise noise;
     private String name;
 
     EngineRaceTest(RedisServer server) {
         this.server = server;
-        this.prefix = server.keyPrefix();
+        this.fixture = new RaceFixture(server);
+        this.prefix = fixture.prefix();
+        this.noise = fixture.noise();
     }
 
     @BeforeEach
     void nameAfterTest(TestInfo test) {
-        name = test.getTestMethod().orElseThrow().getName().substring(0, 20) + "-"
-                + UUID.randomUUID().toString().substring(0, 8);
+        name = RaceFixture.nameAfter(test);
     }
 
     @AfterEach
     void closeAll() {
-        noise.close();
-        pools.forEach(ExecutorService::shutdownNow);
-        pools.clear();
-        registries.forEach(SemaphoreRegistry::close);
-        registries.clear();
+        fixture.close();
     }
 
     // --- a. deadlines crossing grants ---------------------------------------------------------------
@@ -99,12 +94,12 @@ class EngineRaceTest {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(permits);
         List<RedisSemaphore> jvms = new ArrayList<>();
         for (int i = 0; i < jvmCount; i++) {
-            jvms.add(registry(server.connectionFactory()).semaphore(name, settings));
+            jvms.add(fixture.registry(server.connectionFactory()).semaphore(name, settings));
         }
-        ExecutorService callers = pool(jvmCount);
-        ExecutorService releasers = pool(4);
+        ExecutorService callers = fixture.pool(jvmCount);
+        ExecutorService releasers = fixture.pool(4);
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
-        pools.add(timer);
+        fixture.closeAfter(timer);
         List<String> errors = Collections.synchronizedList(new ArrayList<>());
         int granted = 0;
         int rejected = 0;
@@ -200,8 +195,8 @@ class EngineRaceTest {
     @Timeout(90)
     void aSigkilledWaiterJvmAtTheHeadOfTheQueueDelaysTheNextWaiterByAtMostHeartbeatPlusTick() throws Exception {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1).withLeaseTime(Duration.ofSeconds(30));
-        RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
-        RedisSemaphore nextJvm = registry(server.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore nextJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
         Permit held = holderJvm.tryAcquire().orElseThrow();
         Path log = Files.createTempFile("race-waiter-", ".log");
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -255,11 +250,11 @@ class EngineRaceTest {
     @Timeout(60)
     void waitersWhoseQueueEntriesWereDeletedAreStillServedWithinTheirWait() throws Exception {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(2);
-        RedisSemaphore a = registry(server.connectionFactory()).semaphore(name, settings);
-        RedisSemaphore b = registry(server.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore a = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore b = fixture.registry(server.connectionFactory()).semaphore(name, settings);
         StringRedisTemplate redis = new StringRedisTemplate(server.connectionFactory());
         SemaphoreKeys keys = SemaphoreKeys.of(prefix, name);
-        ExecutorService releasers = pool(2);
+        ExecutorService releasers = fixture.pool(2);
 
         // 1. Deleted while the permits are held: the waiters re-join, then a release serves them.
         List<Permit> holders = List.of(a.tryAcquire().orElseThrow(), a.tryAcquire().orElseThrow());
@@ -289,9 +284,9 @@ class EngineRaceTest {
     void waitersAreServedWithinTheirWaitAfterRedisRestartedWithoutData(@Dedicated RedisServer dedicated)
             throws Exception {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(2);
-        RedisSemaphore a = registry(dedicated.connectionFactory()).semaphore(name, settings);
-        RedisSemaphore b = registry(dedicated.connectionFactory()).semaphore(name, settings);
-        ExecutorService releasers = pool(2);
+        RedisSemaphore a = fixture.registry(dedicated.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore b = fixture.registry(dedicated.connectionFactory()).semaphore(name, settings);
+        ExecutorService releasers = fixture.pool(2);
         List<Permit> holders = List.of(a.tryAcquire().orElseThrow(), a.tryAcquire().orElseThrow());
         Duration wait = Duration.ofSeconds(30);
         List<CompletableFuture<Long>> served = waiters(List.of(a, b), 5, wait, releasers);
@@ -349,10 +344,11 @@ class EngineRaceTest {
         // loaded machine a 333 ms renewal tick cannot promise. Without renewal the lease is exactly
         // the 1 s from its grant, which is what this test measures against.
         SemaphoreSettings holderSettings = SemaphoreSettings.DEFAULTS.withLeaseTime(lease).withAutoRenew(false);
-        RedisSemaphore waiterJvm = registry(server.connectionFactory()).semaphore(name, SemaphoreSettings.DEFAULTS);
+        RedisSemaphore waiterJvm = fixture.registry(server.connectionFactory())
+                .semaphore(name, SemaphoreSettings.DEFAULTS);
         List<Long> delays = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            SemaphoreRegistry crashing = registry(server.connectionFactory());
+            SemaphoreRegistry crashing = fixture.registry(server.connectionFactory());
             RedisSemaphore holderJvm = crashing.semaphore(name, holderSettings);
             long beforeGrant = System.nanoTime();
             Permit held = holderJvm.tryAcquire().orElseThrow();
@@ -387,9 +383,9 @@ class EngineRaceTest {
     @Timeout(90)
     void aWaiterCancelledOrInterruptedAsAReleaseHandsItThePermitLeaksNothing() throws Exception {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
-        RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
-        RedisSemaphore waiterJvm = registry(server.connectionFactory()).semaphore(name, settings);
-        ExecutorService racers = pool(2);
+        RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore waiterJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+        ExecutorService racers = fixture.pool(2);
         Random random = new Random();
         AtomicInteger granted = new AtomicInteger();
         AtomicInteger abandoned = new AtomicInteger();
@@ -491,8 +487,8 @@ class EngineRaceTest {
         // The caller's thread is interrupted before it asks (or, the same thing for the engine, while
         // its acquire call is in flight): the call may still reach Redis and queue it.
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
-        RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
-        RedisSemaphore waiterJvm = registry(server.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore waiterJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
         Permit held = holderJvm.tryAcquire().orElseThrow();
         for (int i = 0; i < 20; i++) {
             Object result = tryAcquireInterrupted(waiterJvm, "interrupted-caller-" + i);
@@ -518,12 +514,12 @@ class EngineRaceTest {
     @Timeout(120)
     void theCleanUpOfAnInterruptedFirstCallNeverOvertakesTheCall() throws Exception {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
-        RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
+        RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
         Permit held = holderJvm.tryAcquire().orElseThrow();
         for (int i = 0; i < 30; i++) {
             // a waiter heartbeat far longer than the wait below: only the clean-up can empty the queue in time,
             // and the wait can allow for a busy machine
-            try (SemaphoreRegistry fresh = registry(server.connectionFactory(),
+            try (SemaphoreRegistry fresh = fixture.registry(server.connectionFactory(),
                     builder -> builder.waiterHeartbeat(Duration.ofSeconds(60)))) {
                 Object result = tryAcquireInterrupted(fresh.semaphore(name, settings), "interrupted-first-caller-" + i);
                 assertThat(result).as("outcome of an interrupted first tryAcquire (iteration %s): %s", i, result)
@@ -563,24 +559,6 @@ class EngineRaceTest {
         }
     }
 
-    // --- helpers ---------------------------------------------------------------------------------------
-
-    private SemaphoreRegistry registry(RedisConnectionFactory factory) {
-        return registry(factory, builder -> builder);
-    }
-
-    private SemaphoreRegistry registry(RedisConnectionFactory factory, UnaryOperator<SemaphoreRegistry.Builder> how) {
-        SemaphoreRegistry registry = how.apply(SemaphoreRegistry.builder(factory).keyPrefix(prefix)).build();
-        registries.add(registry);
-        return registry;
-    }
-
-    private ExecutorService pool(int threads) {
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        pools.add(pool);
-        return pool;
-    }
-
     // --- close() crossing a wait that is starting ------------------------------------------------------
 
     /**
@@ -592,7 +570,7 @@ class EngineRaceTest {
     @Timeout(120)
     void closeCrossingAWaitThatIsStartingAnswersItAndLeavesNothing() throws Exception {
         SemaphoreSettings one = SemaphoreSettings.DEFAULTS;
-        RedisSemaphore holder = registry(server.connectionFactory()).semaphore(name, one);
+        RedisSemaphore holder = fixture.registry(server.connectionFactory()).semaphore(name, one);
         Permit held = holder.tryAcquire().orElseThrow();
         Random random = new Random(7);
         RedisConnectionFactory jvm = server.connectionFactory();
@@ -621,24 +599,9 @@ class EngineRaceTest {
         awaitIdle(holder, "after the closes");
     }
 
-    /** Nothing held, nobody waiting: every permit came back. */
-    private static void awaitIdle(RedisSemaphore semaphore, String when) {
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).untilAsserted(() -> {
-            SemaphoreState state = semaphore.state();
-            assertThat(state.used()).as("used %s: %s", when, state).isZero();
-            assertThat(state.holders()).as("holders %s", when).isEmpty();
-            assertThat(state.waiters()).as("waiters %s", when).isEmpty();
-        });
-    }
-
     /** The keys of the test's semaphore keep the invariants, and nothing is left in them. */
     private void assertCleanKeys(int limit) {
-        ScriptSnapshot keys = ScriptSnapshot.take(server.connectionFactory(), SemaphoreKeys.of(prefix, name));
-        assertThat(keys.violations(limit)).as("%s", keys).isEmpty();
-        assertThat(keys.holders()).isEmpty();
-        assertThat(keys.queue()).isEmpty();
-        assertThat(keys.info()).as("info left behind").isEmpty();
-        assertThat(keys.used()).isZero();
+        assertThat(fixture.assertCleanKeys(name, limit).info()).as("info left behind").isEmpty();
     }
 
     private static String read(Path log) {

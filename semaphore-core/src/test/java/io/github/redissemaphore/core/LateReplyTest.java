@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.github.redissemaphore.core.RaceFixture.awaitIdle;
 import static org.awaitility.Awaitility.await;
 
 import io.github.redissemaphore.core.internal.Engines;
@@ -12,19 +13,19 @@ import io.github.redissemaphore.test.SchedulingNoise;
 import io.github.redissemaphore.test.TcpProxy;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,8 +33,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -47,8 +46,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * <p>Replies are made late on purpose by {@link TcpProxy#delayReplies}: the waiting JVM talks to
  * Redis through the proxy, the holder's JVM directly. Every bound is widened by the lateness of a
  * plain JDK timer meanwhile ({@link SchedulingNoise}). The last test is the issue's cold start: two
- * fresh instances and a burst of 24 short waits, with two {@code yes} processes keeping both cores
- * busy.
+ * fresh instances and a burst of 24 short waits on busy cores (two {@code yes} processes of the
+ * test's own when the machine is not busy already).
  */
 @Tag("slow")
 @RedisTest
@@ -62,29 +61,31 @@ class LateReplyTest {
     /** What the JVM may add on top of a bound besides the timer lateness: waking the caller. */
     private static final Duration SLACK = Duration.ofMillis(250);
 
+    /** The cores the cold start keeps busy: the machine had two, both busy. */
+    private static final int BUSY_CORES = 2;
+
     private final RedisServer server;
+    /** Registries, pools, the scheduling noise (which widens every bound) and the clean-up checks. */
+    private final RaceFixture fixture;
     private final String prefix;
-    private final List<SemaphoreRegistry> registries = new ArrayList<>();
-    private final List<ExecutorService> pools = new ArrayList<>();
-    private final SchedulingNoise noise = new SchedulingNoise();
+    private final SchedulingNoise noise;
     private String name;
 
     LateReplyTest(RedisServer server) {
         this.server = server;
-        this.prefix = server.keyPrefix();
+        this.fixture = new RaceFixture(server);
+        this.prefix = fixture.prefix();
+        this.noise = fixture.noise();
     }
 
     @BeforeEach
     void nameAfterTest(TestInfo test) {
-        String method = test.getTestMethod().orElseThrow().getName();
-        name = method.substring(0, Math.min(20, method.length())) + "-" + UUID.randomUUID().toString().substring(0, 8);
+        name = RaceFixture.nameAfter(test);
     }
 
     @AfterEach
     void closeAll() {
-        noise.close();
-        pools.forEach(ExecutorService::shutdownNow);
-        registries.forEach(SemaphoreRegistry::close);
+        fixture.close();
     }
 
     // --- the cancel at the deadline ------------------------------------------------------------------------
@@ -102,8 +103,8 @@ class LateReplyTest {
         long[] releaseOffsetsMs = {-150, -60, -20, 0, 20, 60, 150};
         try (TcpProxy proxy = TcpProxy.to(server)) {
             SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
-            RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
-            RedisSemaphore waiterJvm = registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT))
+            RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+            RedisSemaphore waiterJvm = fixture.registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT))
                     .semaphore(name, settings);
             Map<String, Integer> outcomes = new TreeMap<>();
             for (long offset : releaseOffsetsMs) {
@@ -129,9 +130,7 @@ class LateReplyTest {
                 // The cancel is sent at the deadline: its reply, within the timeout of that send, decides.
                 assertThat(millis(answered - deadline)).as("answered within the timeout of the cancel's send")
                         .isLessThanOrEqualTo(TIMEOUT.plus(SLACK).toMillis() + late);
-                outcomes.merge(outcome, 1, Integer::sum);
-                proxy.delayReplies(Duration.ZERO);
-                awaitIdle(holderJvm, "after the release at " + offset + " ms");
+                endIteration(proxy, null, holderJvm, "after the release at " + offset + " ms", outcomes, outcome);
             }
             System.out.println("late cancel replies: " + outcomes);
             assertCleanKeys(1);
@@ -150,8 +149,8 @@ class LateReplyTest {
         long[] releaseOffsetsMs = {-60, 0, 60};
         try (TcpProxy proxy = TcpProxy.to(server)) {
             SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
-            RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
-            RedisSemaphore waiterJvm = registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT))
+            RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+            RedisSemaphore waiterJvm = fixture.registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT))
                     .semaphore(name, settings);
             for (long offset : releaseOffsetsMs) {
                 Permit held = holderJvm.tryAcquire().orElseThrow(() -> new AssertionError("a permit leaked"));
@@ -200,10 +199,10 @@ class LateReplyTest {
         Duration late = Duration.ofMillis(1000);
         try (TcpProxy proxy = TcpProxy.to(server)) {
             SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
-            RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
-            RedisSemaphore waiterJvm = registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT))
+            RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+            RedisSemaphore waiterJvm = fixture.registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT))
                     .semaphore(name, settings);
-            ExecutorService callers = pool(1);
+            ExecutorService callers = fixture.pool(1);
             Map<String, Integer> outcomes = new TreeMap<>();
             for (int i = 0; i < 6; i++) {
                 boolean release = i % 2 == 0;
@@ -241,12 +240,7 @@ class LateReplyTest {
                 // The acquire's reply comes after `late`; the cancel it makes goes then, with a timeout of its own.
                 assertThat(millis(answered - start)).isLessThanOrEqualTo(
                         late.plus(TIMEOUT).plus(SLACK).toMillis() + lateness);
-                outcomes.merge(got, 1, Integer::sum);
-                proxy.delayReplies(Duration.ZERO);
-                if (!release) {
-                    held.release();
-                }
-                awaitIdle(holderJvm, "after iteration " + i);
+                endIteration(proxy, release ? null : held, holderJvm, "after iteration " + i, outcomes, got);
             }
             System.out.println("late first acquire replies: " + outcomes);
             assertCleanKeys(1);
@@ -260,8 +254,8 @@ class LateReplyTest {
         Duration wait = Duration.ofMillis(200);
         try (TcpProxy proxy = TcpProxy.to(server)) {
             SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
-            RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
-            RedisSemaphore waiterJvm = registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT))
+            RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+            RedisSemaphore waiterJvm = fixture.registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT))
                     .semaphore(name, settings);
             for (int i = 0; i < 2; i++) {
                 Permit held = holderJvm.tryAcquire().orElseThrow(() -> new AssertionError("a permit leaked"));
@@ -305,8 +299,8 @@ class LateReplyTest {
         StringRedisTemplate redis = new StringRedisTemplate(server.connectionFactory());
         try (TcpProxy proxy = TcpProxy.to(server)) {
             SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1);
-            RedisSemaphore holderJvm = registry(server.connectionFactory()).semaphore(name, settings);
-            RedisSemaphore waiterJvm = registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT)
+            RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+            RedisSemaphore waiterJvm = fixture.registry(proxy.connectionFactory(TIMEOUT), b -> b.redisTimeout(TIMEOUT)
                     .waiterTick(Duration.ofSeconds(20)).waiterHeartbeat(Duration.ofSeconds(60))).semaphore(name, settings);
             Map<String, Integer> outcomes = new TreeMap<>();
             for (int i = 0; i < 4; i++) {
@@ -345,12 +339,7 @@ class LateReplyTest {
                 // The re-join's reply, then (queued again) the cancel's: each within the timeout of its own send.
                 assertThat(millis(answered - deadline))
                         .isLessThanOrEqualTo(LATE.plus(TIMEOUT).plus(SLACK).toMillis() + late);
-                outcomes.merge(outcome, 1, Integer::sum);
-                proxy.delayReplies(Duration.ZERO);
-                if (!release) {
-                    held.release();
-                }
-                awaitIdle(holderJvm, "after iteration " + i);
+                endIteration(proxy, release ? null : held, holderJvm, "after iteration " + i, outcomes, outcome);
             }
             System.out.println("late re-join replies: " + outcomes);
             assertCleanKeys(1);
@@ -361,15 +350,18 @@ class LateReplyTest {
 
     /**
      * Two instances start cold (fresh connection factories and registries, Redis' script cache
-     * empty) on a machine whose two cores are kept busy by two {@code yes} processes, and at once get
+     * empty) on a machine whose two cores are busy, and at once get
      * a burst of 24 calls with a short wait on a semaphore of 3 permits. Rounds alternate a wait
      * shorter than the Redis timeout (300 ms against 2 s, permits held 100 ms) and one as long as it
      * (1 s against 1 s, permits held 300 ms, so grants go on as the waits end: before the fix the
      * cancel at such a deadline had 150 ms to come back). Redis is healthy: every call ends with a
      * permit or a rejection, none with SemaphoreUnavailableException; and each within its wait plus
      * twice the Redis timeout (the first acquire's, the cancel's), widened by the timer lateness.
-     * {@code -Dlate-reply.busy-cores=0} runs it without the {@code yes} processes (for a machine
-     * loaded otherwise, or to compare with an idle one).
+     * The test makes the cores busy itself, with {@code yes} processes, only as far as the machine
+     * is not busy already ({@link #busyCores()}): in a build whose other test JVMs, or another build,
+     * keep the cores busy it starts none, rather than slow them all down further.
+     * {@code -Dlate-reply.busy-cores=N} starts exactly N, whatever the load ({@code 0}: none, to
+     * compare with an idle machine).
      */
     @Test
     @Timeout(240)
@@ -378,7 +370,10 @@ class LateReplyTest {
         int rounds = 6;
         int callsPerInstance = 12;
         Map<String, Integer> total = new TreeMap<>();
-        List<Process> load = busyCores(Integer.getInteger("late-reply.busy-cores", 2));
+        Integer asked = Integer.getInteger("late-reply.busy-cores");
+        double busy = busyCores();
+        List<Process> load = startBurners(asked != null ? asked : yesNeeded(busy));
+        System.out.printf("cold-start burst: %.1f cores already busy, %d yes processes started%n", busy, load.size());
         try {
             for (int round = 0; round < rounds; round++) {
                 boolean shortWait = round % 2 == 0;
@@ -391,9 +386,8 @@ class LateReplyTest {
                 List<SemaphoreRegistry> instances = List.of(
                         SemaphoreRegistry.builder(dedicated.connectionFactory(redisTimeout)).keyPrefix(prefix).build(),
                         SemaphoreRegistry.builder(dedicated.connectionFactory(redisTimeout)).keyPrefix(prefix).build());
-                registries.addAll(instances);
-                ExecutorService callers = Executors.newFixedThreadPool(2 * callsPerInstance);
-                pools.add(callers);
+                instances.forEach(fixture::closeAfter);
+                ExecutorService callers = fixture.pool(2 * callsPerInstance);
                 CountDownLatch go = new CountDownLatch(1);
                 List<CompletableFuture<String>> calls = new ArrayList<>();
                 List<long[]> times = new ArrayList<>();
@@ -440,8 +434,9 @@ class LateReplyTest {
                 long end = times.stream().mapToLong(t -> t[1]).max().orElseThrow();
                 long longest = times.stream().mapToLong(t -> t[1] - t[0]).max().orElseThrow();
                 long late = noise.during(start, end).toMillis();
-                System.out.printf("cold-start burst round %d (%d busy cores): %s; longest call %d ms (wait %d ms,"
-                        + " timeout %d ms; timer up to %d ms late)%n", round, load.size(), outcomes, millis(longest),
+                System.out.printf("cold-start burst round %d (%.1f busy cores and %d yes): %s; longest call %d ms (wait"
+                        + " %d ms, timeout %d ms; timer up to %d ms late)%n", round, busy, load.size(), outcomes,
+                        millis(longest),
                         wait.toMillis(), redisTimeout.toMillis(), late);
                 assertThat(failures).as("round %d: a healthy Redis, so every call is granted or rejected", round)
                         .isEmpty();
@@ -461,8 +456,41 @@ class LateReplyTest {
         assertThat(total.getOrDefault("granted", 0)).isPositive();
     }
 
+    /**
+     * @return how many {@code yes} processes make {@link #BUSY_CORES} cores busy on top of the
+     *         {@code busy} ones: none on a machine already loaded (by the build's other test JVMs, or
+     *         anything else), which more load would only slow down
+     */
+    static int yesNeeded(double busy) {
+        return (int) Math.max(0, Math.min(BUSY_CORES, BUSY_CORES - Math.floor(busy)));
+    }
+
+    /**
+     * @return how many cores the machine keeps busy already: the larger of the 1-minute load
+     *         average and the tasks runnable now (besides this thread), sampled over half a second,
+     *         as {@code /proc/loadavg} counts them; the load average alone lags behind a build that
+     *         has just started
+     */
+    static double busyCores() throws InterruptedException {
+        double average = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+        double runnable = 0;
+        int samples = 0;
+        for (int i = 0; i < 10; i++) {
+            try {
+                // "0.52 0.58 0.59 3/467 12345": the fourth field is runnable/all
+                String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+                runnable += Integer.parseInt(fields[3].substring(0, fields[3].indexOf('/'))) - 1;
+                samples++;
+            } catch (IOException | RuntimeException notLinux) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        return Math.max(Math.max(average, 0), samples == 0 ? 0 : runnable / samples);
+    }
+
     /** @return {@code count} processes that keep a core busy each ({@code yes > /dev/null}), killed by the caller */
-    private static List<Process> busyCores(int count) throws IOException {
+    private static List<Process> startBurners(int count) throws IOException {
         List<Process> started = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             started.add(new ProcessBuilder("yes").redirectOutput(ProcessBuilder.Redirect.DISCARD)
@@ -505,24 +533,19 @@ class LateReplyTest {
         return TimeUnit.NANOSECONDS.toMillis(nanos);
     }
 
-    private SemaphoreRegistry registry(RedisConnectionFactory factory) {
-        return registry(factory, b -> b);
-    }
-
-    private SemaphoreRegistry registry(LettuceConnectionFactory factory, UnaryOperator<SemaphoreRegistry.Builder> how) {
-        return registry((RedisConnectionFactory) factory, how);
-    }
-
-    private SemaphoreRegistry registry(RedisConnectionFactory factory, UnaryOperator<SemaphoreRegistry.Builder> how) {
-        SemaphoreRegistry registry = how.apply(SemaphoreRegistry.builder(factory).keyPrefix(prefix)).build();
-        registries.add(registry);
-        return registry;
-    }
-
-    private ExecutorService pool(int threads) {
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        pools.add(pool);
-        return pool;
+    /**
+     * The end of an iteration: the waiting JVM's replies come at once again, the holder gives back
+     * the permit it still has ({@code stillHeld}, null if none), every permit comes back and nobody
+     * waits, and the iteration's outcome is counted.
+     */
+    private static void endIteration(TcpProxy proxy, Permit stillHeld, RedisSemaphore holderJvm, String when,
+                                     Map<String, Integer> outcomes, String outcome) {
+        outcomes.merge(outcome, 1, Integer::sum);
+        proxy.delayReplies(Duration.ZERO);
+        if (stillHeld != null) {
+            stillHeld.release();
+        }
+        awaitIdle(holderJvm, when);
     }
 
     /**
@@ -537,26 +560,8 @@ class LateReplyTest {
         });
     }
 
-    private static void awaitIdle(RedisSemaphore semaphore, String when) {
-        awaitIdle(semaphore, when, Duration.ofSeconds(10));
-    }
-
-    /** Nothing held, nobody waiting: every permit came back, a grant found after its caller was answered too. */
-    private static void awaitIdle(RedisSemaphore semaphore, String when, Duration atMost) {
-        await().atMost(atMost).pollInterval(Duration.ofMillis(5)).untilAsserted(() -> {
-            SemaphoreState state = semaphore.state();
-            assertThat(state.used()).as("used %s: %s", when, state).isZero();
-            assertThat(state.holders()).as("holders %s", when).isEmpty();
-            assertThat(state.waiters()).as("waiters %s", when).isEmpty();
-        });
-    }
-
     /** The keys keep the invariants (used is the sum of the holders' counts), and nothing is left in them. */
     private void assertCleanKeys(int limit) {
-        ScriptSnapshot keys = ScriptSnapshot.take(server.connectionFactory(), SemaphoreKeys.of(prefix, name));
-        assertThat(keys.violations(limit)).as("%s", keys).isEmpty();
-        assertThat(keys.holders()).isEmpty();
-        assertThat(keys.queue()).isEmpty();
-        assertThat(keys.used()).isZero();
+        fixture.assertCleanKeys(name, limit);
     }
 }

@@ -6,6 +6,7 @@ import io.github.redissemaphore.core.SemaphoreListener.Outcome;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.github.redissemaphore.core.internal.redis.AcquireScript;
 import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
 import io.github.redissemaphore.core.internal.redis.CancelScript;
@@ -198,7 +199,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     }
 
     private SemaphoreUnavailableException notReplicated(int acknowledged) {
-        return new SemaphoreUnavailableException(name(), "A permit of semaphore '" + name() + "' was granted, but only "
+        return new SemaphoreUnavailableException(name(), Reason.NOT_REPLICATED, "A permit of semaphore '" + name()
+                + "' was granted, but only "
                 + acknowledged + " of the " + settings.replicas() + " replicas required acknowledged it within "
                 + settings.replicationTimeout().toMillis() + " ms; it was given back", null);
     }
@@ -387,8 +389,11 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             } else if (error != null) {
                 forget(pending);
                 SemaphoreException failure = ScriptRunner.failure(error);
-                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), "The wait for"
-                        + " semaphore '" + name() + "' ended, and Redis did not answer within "
+                // what the failure says (a refusal, a shutdown, no connection), else the silence
+                Reason reason = Reason.of(failure);
+                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(),
+                        reason == Reason.UNAVAILABLE ? Reason.NO_ANSWER : reason,
+                        "The wait for semaphore '" + name() + "' ended, and Redis did not answer within "
                         + runner.timeout().toMillis() + " ms whether it had been granted: " + failure.getMessage(),
                         failure));
                 // The entry may still be there, or granted: take it back once Redis answers.
@@ -428,8 +433,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                     return;
                 }
                 forget(pending);
-                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), "The wait for"
-                        + " semaphore '" + name() + "' ended, and Redis has answered nothing for "
+                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), Reason.NO_ANSWER,
+                        "The wait for semaphore '" + name() + "' ended, and Redis has answered nothing for "
                         + TimeUnit.NANOSECONDS.toMillis(silent) + " ms, so whether it had been granted is not known",
                         null));
             }, Instant.now().plusNanos(Math.max(silentSince + timeout - System.nanoTime(), 0)));
@@ -492,7 +497,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                         figures.seen(replicated.reply().usage());
                         long status = replicated.reply().statuses().get(0);
                         if (status <= 0) {
-                            failure = new SemaphoreUnavailableException(name(), "A permit of semaphore '" + name()
+                            failure = new SemaphoreUnavailableException(name(), Reason.UNAVAILABLE,
+                                    "A permit of semaphore '" + name()
                                     + "' was granted, but its claim ended before this JVM could confirm it", null);
                         } else if (replicated.acknowledged() < settings.replicas()) {
                             failure = notReplicated(replicated.acknowledged());

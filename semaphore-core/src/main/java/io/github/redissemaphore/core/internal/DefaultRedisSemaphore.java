@@ -7,6 +7,7 @@ import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.github.redissemaphore.core.internal.redis.OverrideScript;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.internal.redis.StateScript;
@@ -308,7 +309,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         ledger.close();
         tick.stop();
         SemaphoreUnavailableException closed =
-                new SemaphoreUnavailableException(name(), "The semaphore registry is shutting down", null);
+                new SemaphoreUnavailableException(name(), Reason.SHUTTING_DOWN,
+                        "The semaphore registry is shutting down", null);
         List<CompletableFuture<Void>> cleanUpsDone = new ArrayList<>();
         ledger.waiters().forEach(pending -> cleanUpsDone.add(acquisitions.abandon(pending, closed)));
         // All releases at once, not one command timeout after another while Redis is down.

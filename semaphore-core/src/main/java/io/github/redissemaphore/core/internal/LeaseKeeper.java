@@ -2,6 +2,7 @@ package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.github.redissemaphore.core.internal.redis.RenewScript;
 import io.github.redissemaphore.core.internal.redis.RenewScript.Renewed;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
@@ -247,7 +248,10 @@ final class LeaseKeeper implements RenewalTick.Renewals {
         if (queued.isEmpty() || silent.compareTo(context.runner().timeout()) < 0) {
             return;
         }
-        SemaphoreUnavailableException gone = new SemaphoreUnavailableException(identity.name(), "Redis has not"
+        // what the failure says (a refusal, a shutdown, no connection), else the silence
+        Reason reason = Reason.of(failure);
+        SemaphoreUnavailableException gone = new SemaphoreUnavailableException(identity.name(),
+                reason == Reason.UNAVAILABLE ? Reason.NO_ANSWER : reason, "Redis has not"
                 + " answered for " + silent.toMillis() + " ms, so the wait for semaphore '" + identity.name()
                 + "' cannot go on" + (failure == null ? "" : ": " + failure.getMessage()), failure);
         queued.forEach(pending -> waiters.unavailable(pending, gone));

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.github.redissemaphore.core.internal.redis.Inbox;
 import io.github.redissemaphore.core.internal.redis.ReplicaWait;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
@@ -43,7 +44,8 @@ record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler
     /** @throws SemaphoreUnavailableException when the registry is closed */
     void checkOpen() {
         if (isClosed()) {
-            throw new SemaphoreUnavailableException("The semaphore registry is closed");
+            throw new SemaphoreUnavailableException(null, Reason.SHUTTING_DOWN, "The semaphore registry is closed",
+                    null);
         }
     }
 }

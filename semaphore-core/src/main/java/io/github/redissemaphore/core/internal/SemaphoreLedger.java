@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.micrometer.observation.Observation;
 
 import java.util.List;
@@ -94,7 +95,8 @@ final class SemaphoreLedger {
         lifecycle.lock();
         try {
             if (state == State.CLOSING) {
-                throw new SemaphoreUnavailableException("The semaphore registry is closed");
+                throw new SemaphoreUnavailableException(null, Reason.SHUTTING_DOWN, "The semaphore registry is closed",
+                        null);
             }
             if (state == State.RETIRED) {
                 return false;

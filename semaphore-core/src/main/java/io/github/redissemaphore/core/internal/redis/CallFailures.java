@@ -2,6 +2,7 @@ package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.lettuce.core.RedisCommandTimeoutException;
 
 import java.time.Duration;
@@ -24,7 +25,7 @@ final class CallFailures {
         if (error instanceof SemaphoreException e) {
             return e;
         }
-        return new SemaphoreUnavailableException(name,
+        return new SemaphoreUnavailableException(name, Reason.of(error),
                 "Redis unavailable for semaphore '" + name + "': " + error.getMessage(), error);
     }
 
@@ -35,7 +36,7 @@ final class CallFailures {
 
     /** @return the failure of a call made on, or waiting in, a registry that closed */
     static SemaphoreUnavailableException closed() {
-        return new SemaphoreUnavailableException("The semaphore registry is closed");
+        return new SemaphoreUnavailableException(null, Reason.SHUTTING_DOWN, "The semaphore registry is closed", null);
     }
 
     /**

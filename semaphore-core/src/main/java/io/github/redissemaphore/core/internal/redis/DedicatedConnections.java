@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
@@ -112,7 +113,7 @@ public final class DedicatedConnections {
             RedisClusterNode master = cluster.getStatefulConnection().getPartitions()
                     .getMasterBySlot(SlotHash.getSlot(keys.encoded().get(0)));
             if (master == null) {
-                throw new SemaphoreUnavailableException(keys.name(),
+                throw new SemaphoreUnavailableException(keys.name(), Reason.UNAVAILABLE,
                         "No master known for semaphore '" + keys.name() + "'", null);
             }
             return cluster.getConnection(master.getNodeId());

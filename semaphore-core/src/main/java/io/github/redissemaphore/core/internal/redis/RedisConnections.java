@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 
 import java.time.Duration;
@@ -412,7 +413,7 @@ public final class RedisConnections implements AutoCloseable {
                         throw CallFailures.unavailable(keys.name(), cause);
                     }
                     if (value == null) {
-                        throw new SemaphoreUnavailableException(keys.name(),
+                        throw new SemaphoreUnavailableException(keys.name(), Reason.UNAVAILABLE,
                                 "Redis gave no reply for semaphore '" + keys.name() + "'", null);
                     }
                     return parse.apply(value);

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 
 import io.lettuce.core.RedisCommandTimeoutException;
 
@@ -52,7 +53,7 @@ final class RefusedCalls {
         if (refusal == null) {
             return error;
         }
-        return new SemaphoreUnavailableException(keys.name(), explain(refusal, keys, call),
+        return new SemaphoreUnavailableException(keys.name(), Reason.REFUSED, explain(refusal, keys, call),
                 CallFailures.cause(error));
     }
 

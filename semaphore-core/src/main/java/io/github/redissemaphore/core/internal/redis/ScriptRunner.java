@@ -2,6 +2,7 @@ package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.SemaphoreException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -75,7 +76,8 @@ public final class ScriptRunner {
             return reply.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new SemaphoreUnavailableException(keys.name(), "Interrupted while waiting for Redis for semaphore '"
+            throw new SemaphoreUnavailableException(keys.name(), Reason.UNAVAILABLE,
+                    "Interrupted while waiting for Redis for semaphore '"
                     + keys.name() + "'", e);
         } catch (ExecutionException e) {
             throw CallFailures.unavailable(keys.name(), Objects.requireNonNullElse(e.getCause(), e));
@@ -89,7 +91,8 @@ public final class ScriptRunner {
     public static SemaphoreException failure(Throwable error) {
         Throwable cause = cause(error);
         return cause instanceof SemaphoreException e ? e
-                : new SemaphoreUnavailableException("Redis unavailable: " + cause.getMessage(), cause);
+                : new SemaphoreUnavailableException(null, Reason.of(cause), "Redis unavailable: " + cause.getMessage(),
+                        cause);
     }
 
     /** EVALSHA; on a server whose script cache lacks the script (restart, failover, SCRIPT FLUSH), EVAL. */

@@ -2,6 +2,7 @@ package io.github.redissemaphore.core.internal.redis;
 
 import io.github.redissemaphore.core.ReplicasUnsupportedException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -80,7 +81,8 @@ public final class WaitCheck {
                     if (error != null && refusal == null) {
                         Throwable cause = CallFailures.cause(error);
                         check.completeExceptionally(cause instanceof TimeoutException
-                                ? new SemaphoreUnavailableException(keys.name(), "Redis did not answer WAIT 0 0 within "
+                                ? new SemaphoreUnavailableException(keys.name(), Reason.NO_ANSWER,
+                                        "Redis did not answer WAIT 0 0 within "
                                         + limit.toMillis() + " ms", cause)
                                 : CallFailures.unavailable(keys.name(), cause));
                         return;
