@@ -3,7 +3,6 @@ package io.github.redissemaphore.core;
 import java.net.ConnectException;
 import java.util.Collections;
 import java.util.IdentityHashMap;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -87,18 +86,16 @@ public class SemaphoreUnavailableException extends SemaphoreException {
     }
 
     /**
-     * An exception without a reason of its own, as code written before {@link Reason} builds one.
-     * Its reason is inferred as the 503 problem detail inferred its cause then: from the words of
-     * the library's own messages (the registry closed or shutting down, a refusal, the replicas,
-     * no answer), else from the causes ({@link Reason#of(Throwable)}). The library itself gives
-     * every exception it builds its reason ({@link #SemaphoreUnavailableException(String, Reason,
-     * String, Throwable)}).
+     * An exception whose reason is read off its causes ({@link Reason#of(Throwable)}): a timeout,
+     * a failed connection, or the reason of a {@code SemaphoreUnavailableException} among them. The
+     * library gives every exception it builds its reason
+     * ({@link #SemaphoreUnavailableException(String, Reason, String, Throwable)}).
      *
      * @param semaphoreName the semaphore the failed call was for, or null when the failure is not one
      *                      semaphore's (the registry is closed)
      */
     public SemaphoreUnavailableException(@Nullable String semaphoreName, String message, @Nullable Throwable cause) {
-        this(semaphoreName, inferred(message, cause), message, cause);
+        this(semaphoreName, Reason.of(cause), message, cause);
     }
 
     /**
@@ -111,25 +108,6 @@ public class SemaphoreUnavailableException extends SemaphoreException {
         super(message, cause);
         this.semaphoreName = semaphoreName;
         this.reason = Objects.requireNonNull(reason, "reason");
-    }
-
-    /** The reason of an exception built without one: what its message says, else its causes. */
-    private static Reason inferred(@Nullable String message, @Nullable Throwable cause) {
-        String text = message == null ? "" : message.toLowerCase(Locale.ROOT);
-        if (text.contains("registry is closed") || text.contains("shutting down")) {
-            return Reason.SHUTTING_DOWN;
-        }
-        // the library's words for a refusal, not a "connection refused"
-        if (text.contains("user refused") || text.contains("server refused")
-                || text.contains("redis server does not run") || text.contains("runs no lua")) {
-            return Reason.REFUSED;
-        }
-        if (text.contains("replicas")) {
-            return Reason.NOT_REPLICATED;
-        }
-        Reason ofCause = Reason.of(cause);
-        return ofCause == Reason.UNAVAILABLE && (text.contains("did not answer") || text.contains("has not answered"))
-                ? Reason.NO_ANSWER : ofCause;
     }
 
     /**

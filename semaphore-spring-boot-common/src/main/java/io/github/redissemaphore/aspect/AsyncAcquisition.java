@@ -55,7 +55,8 @@ final class AsyncAcquisition {
             } catch (RuntimeException rejected) {
                 // the executor stops taking work while the application shuts down
                 permit.release();
-                handedOver.completeExceptionally(new SemaphoreUnavailableException(
+                handedOver.completeExceptionally(new SemaphoreUnavailableException(call.semaphore().name(),
+                        SemaphoreUnavailableException.Reason.SHUTTING_DOWN,
                         "No thread to run the call on semaphore '" + call.semaphore().name() + "'", rejected));
             }
         });

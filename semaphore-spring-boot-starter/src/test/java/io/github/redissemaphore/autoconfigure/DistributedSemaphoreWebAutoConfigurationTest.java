@@ -97,7 +97,8 @@ class DistributedSemaphoreWebAutoConfigurationTest {
     void aFailureWithoutASemaphoreIsAnsweredWithoutOne() {
         mvc.run(context -> {
             ResponseEntity<ProblemDetail> answer = context.getBean(SemaphoreExceptionHandler.class)
-                    .unavailable(new SemaphoreUnavailableException("The semaphore registry is closed"));
+                    .unavailable(new SemaphoreUnavailableException(null, SemaphoreUnavailableException.Reason.SHUTTING_DOWN,
+                            "The semaphore registry is closed", null));
             assertThat(answer.getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
             assertThat(answer.getBody().getDetail()).isEqualTo("Unavailable; try again later");
             assertThat(answer.getBody().getProperties()).containsOnly(entry("cause", "the service is shutting down"));

@@ -79,23 +79,14 @@ class UnavailableReasonTest {
     }
 
     @Test
-    void theConstructorsWithoutAReasonInferItAsThe503DidFromTheMessage() {
+    void theConstructorsWithoutAReasonReadItOffTheCause() {
+        assertThat(new SemaphoreUnavailableException("gone").getReason()).isEqualTo(Reason.UNAVAILABLE);
+        // words are not read: the message is for a person
         assertThat(new SemaphoreUnavailableException("The semaphore registry is closed").getReason())
-                .isEqualTo(Reason.SHUTTING_DOWN);
-        assertThat(new SemaphoreUnavailableException("reports", "The ACL of the Redis user refused ZADD", null)
-                .getReason()).isEqualTo(Reason.REFUSED);
-        assertThat(new SemaphoreUnavailableException("only 0 of the 1 replicas required acknowledged it").getReason())
-                .isEqualTo(Reason.NOT_REPLICATED);
-        assertThat(new SemaphoreUnavailableException("Redis did not answer WAIT").getReason())
-                .isEqualTo(Reason.NO_ANSWER);
+                .isEqualTo(Reason.UNAVAILABLE);
         // a connection refused by the network is no refusal of the server's
         assertThat(new SemaphoreUnavailableException("Connection refused",
                 new RedisConnectionException("Connection refused")).getReason()).isEqualTo(Reason.UNREACHABLE);
-    }
-
-    @Test
-    void theConstructorsWithoutAReasonReadItOffTheCause() {
-        assertThat(new SemaphoreUnavailableException("gone").getReason()).isEqualTo(Reason.UNAVAILABLE);
         assertThat(new SemaphoreUnavailableException("late", new RedisCommandTimeoutException("x")).getReason())
                 .isEqualTo(Reason.NO_ANSWER);
         assertThat(new SemaphoreUnavailableException("reports", "no thread", new RejectedExecutionException("x"))
