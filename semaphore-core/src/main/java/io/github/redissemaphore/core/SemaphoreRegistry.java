@@ -114,21 +114,6 @@ public interface SemaphoreRegistry extends AutoCloseable {
      */
     Collection<RedisSemaphore> semaphores();
 
-    /**
-     * Whether the acquisitions of the semaphore of that name are observed in
-     * {@code observationRegistry}: it is the one this registry was built with, it has handlers,
-     * and none of its predicates switches the {@code semaphore.acquire} observation of that
-     * semaphore off (as Spring Boot's {@code management.observations.enable.semaphore=false}
-     * does). A meter handler of that observation registry then times them, so a metrics listener
-     * need not time them too. No Redis call.
-     *
-     * @param name a semaphore name, used here or not (a keyed one is judged by its base name and key)
-     * @return false by default: an implementation that observes nothing
-     */
-    default boolean observesAcquisitions(String name, ObservationRegistry observationRegistry) {
-        return false;
-    }
-
     /** Cancels every wait, releases every held permit and stops the ticks. Idempotent. */
     @Override
     void close();

@@ -72,7 +72,9 @@ public final class DistributedSemaphoreAutoConfiguration {
      * instance is a {@code SmartLifecycle}, which the context
      * drives. Its acquisitions and leases are observed in the application's
      * {@link ObservationRegistry}, if it has one, with the conventions of its
-     * {@link SemaphoreObservationConvention} and {@link SemaphoreHoldObservationConvention} beans.
+     * {@link SemaphoreObservationConvention} and {@link SemaphoreHoldObservationConvention} beans;
+     * without one, in the registry that makes the {@code semaphore.acquire} timer for the starter's
+     * metrics ({@link AcquireTimerObservations}), when those are on.
      */
     @Bean
     @ConditionalOnMissingBean(SemaphoreRegistry.class)
@@ -84,7 +86,8 @@ public final class DistributedSemaphoreAutoConfiguration {
                                                ObjectProvider<ObservationRegistry> observationRegistry,
                                                ObjectProvider<SemaphoreObservationConvention> observationConvention,
                                                ObjectProvider<SemaphoreHoldObservationConvention>
-                                                       holdObservationConvention) {
+                                                       holdObservationConvention,
+                                               ObjectProvider<AcquireTimerObservations> acquireTimerObservations) {
         SemaphoreRegistry.Builder builder = SemaphoreRegistry.builder(connectionFactory)
                 .keyPrefix(properties.keyPrefix())
                 .redisTimeout(properties.redisTimeout())
@@ -94,7 +97,12 @@ public final class DistributedSemaphoreAutoConfiguration {
         properties.configuredSettings().forEach(builder::configure);
         listeners.orderedStream().forEach(builder::listener);
         taskScheduler.ifAvailable(builder::taskScheduler);
-        observationRegistry.ifUnique(builder::observationRegistry);
+        ObservationRegistry observations = observationRegistry.getIfUnique();
+        if (observations != null) {
+            builder.observationRegistry(observations);
+        } else {
+            acquireTimerObservations.ifAvailable(timer -> builder.observationRegistry(timer.registry()));
+        }
         observationConvention.ifUnique(builder::observationConvention);
         holdObservationConvention.ifUnique(builder::holdObservationConvention);
         return builder.build();

@@ -3,14 +3,10 @@ package io.github.redissemaphore.autoconfigure;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.metrics.SemaphoreMetrics;
 
-import java.util.function.Predicate;
-
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
-import io.micrometer.core.instrument.observation.MeterObservationHandler;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
-import org.springframework.beans.BeansException;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -24,13 +20,12 @@ import org.springframework.context.annotation.Conditional;
  * the registry that {@link DistributedSemaphoreAutoConfiguration} builds (it takes every listener
  * bean), and a {@code MeterBinder} that Spring Boot binds to the meter registry.
  *
- * <p>The {@code semaphore.acquire} timer is made once per semaphore: by the meter handler of the
- * application's {@link ObservationRegistry} from the {@code semaphore.acquire} observation where
- * that handler does see the observation, else by {@link SemaphoreMetrics}. Whether it does is
- * decided on facts, per semaphore, at its first acquisition ({@link TimedByObservations}), not on
- * whether an {@code ObservationRegistry} bean exists: a registry of the application's own built
- * without it, or {@code management.observations.enable.semaphore=false}, leaves the timing to
- * {@link SemaphoreMetrics}.
+ * <p>The {@code semaphore.acquire} timer is made one way only: by an observation meter handler from
+ * the {@code semaphore.acquire} observation, tagged {@code name} (the base name), {@code outcome} and
+ * {@code error}. That handler is the application's, in its {@link ObservationRegistry}, where it has
+ * one (Boot makes one with Actuator); where it has none, this configuration makes an observation
+ * registry with a meter handler of the application's {@link MeterRegistry} for the semaphore
+ * registry alone ({@link AcquireTimerObservations}), which makes the timer and nothing else.
  */
 @AutoConfiguration(after = DistributedSemaphoreAutoConfiguration.class, afterName = {
         // Boot 4
@@ -54,11 +49,27 @@ public final class DistributedSemaphoreMetricsAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @Conditional(OnMetricsEnabled.class)
-    public SemaphoreMetrics semaphoreMetrics(ObjectProvider<SemaphoreRegistry> semaphoreRegistry,
-                                             ObjectProvider<ObservationRegistry> observationRegistry,
-                                             ObjectProvider<MeterObservationHandler<?>> meterObservationHandlers) {
-        return new SemaphoreMetrics(new TimedByObservations(semaphoreRegistry, observationRegistry,
-                meterObservationHandlers));
+    public SemaphoreMetrics semaphoreMetrics() {
+        return new SemaphoreMetrics();
+    }
+
+    /**
+     * Without an {@link ObservationRegistry} of the application's, one for the semaphore registry
+     * alone, whose meter handler makes the {@code semaphore.acquire} timer from the observation of
+     * that name (its timer only: no long-task timer, and no other observation of the semaphores
+     * goes through it), so that the timer exists with the same tags as where the application
+     * observes the semaphores.
+     */
+    @Bean
+    @ConditionalOnMissingBean(ObservationRegistry.class)
+    @Conditional(OnMetricsEnabled.class)
+    AcquireTimerObservations semaphoreAcquireTimerObservations(MeterRegistry meterRegistry) {
+        ObservationRegistry observations = ObservationRegistry.create();
+        observations.observationConfig()
+                .observationPredicate((name, context) -> SemaphoreMetrics.ACQUIRE.equals(name))
+                .observationHandler(new DefaultMeterObservationHandler(meterRegistry,
+                        DefaultMeterObservationHandler.IgnoredMeters.LONG_TASK_TIMER));
+        return new AcquireTimerObservations(observations);
     }
 
     /**
@@ -70,43 +81,6 @@ public final class DistributedSemaphoreMetricsAutoConfiguration {
     @Conditional(OnMetricsDisabled.class)
     public MeterFilter semaphoreMetersOff() {
         return MeterFilter.denyNameStartsWith("semaphore.");
-    }
-
-    /**
-     * Whether an observation meter handler times the acquisitions of a semaphore, from its
-     * {@code semaphore.acquire} observation: the semaphore registry in use reports them to the
-     * application's {@link ObservationRegistry} (to which Spring Boot gives every
-     * {@link MeterObservationHandler} bean), there is such a handler, and no predicate of that
-     * registry switches the observation off. Asked at a semaphore's first acquisition, when the
-     * beans exist; a registry of another kind, whose observations cannot be seen from here, is
-     * taken as not observed.
-     */
-    static final class TimedByObservations implements Predicate<String> {
-
-        private final ObjectProvider<SemaphoreRegistry> semaphoreRegistry;
-        private final ObjectProvider<ObservationRegistry> observationRegistry;
-        private final ObjectProvider<MeterObservationHandler<?>> meterObservationHandlers;
-
-        TimedByObservations(ObjectProvider<SemaphoreRegistry> semaphoreRegistry,
-                            ObjectProvider<ObservationRegistry> observationRegistry,
-                            ObjectProvider<MeterObservationHandler<?>> meterObservationHandlers) {
-            this.semaphoreRegistry = semaphoreRegistry;
-            this.observationRegistry = observationRegistry;
-            this.meterObservationHandlers = meterObservationHandlers;
-        }
-
-        @Override
-        public boolean test(String semaphore) {
-            try {
-                ObservationRegistry observations = observationRegistry.getIfUnique();
-                SemaphoreRegistry registry = semaphoreRegistry.getIfUnique();
-                return observations != null && meterObservationHandlers.stream().findAny().isPresent()
-                        && registry != null && registry.observesAcquisitions(semaphore, observations);
-            } catch (BeansException e) {
-                // A last acquisition while the context closes: timed here rather than not at all.
-                return false;
-            }
-        }
     }
 
     /** {@value #METRICS_ENABLED} is true or not set; a value that is neither true nor false stops the start-up. */

@@ -3,15 +3,11 @@ package io.github.redissemaphore.metrics;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreListener;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
@@ -20,7 +16,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.jspecify.annotations.Nullable;
@@ -31,10 +26,6 @@ import org.jspecify.annotations.Nullable;
  * that is from figures the Redis scripts return anyway: metrics cost no Redis call.
  *
  * <ul>
- * <li>{@value #ACQUIRE} timer, tag {@code outcome} = acquired | rejected | error | cancelled: how
- *     long acquisitions took, waiting included; for each semaphore whose acquisitions no
- *     observation meter handler times (where one does, it makes this timer from the
- *     {@code semaphore.acquire} observation instead, so there is exactly one);</li>
  * <li>{@value #ACTIVE} long-task timer: permits this JVM holds now, and for how long;</li>
  * <li>{@value #AVAILABLE}, {@value #LIMIT}, {@value #WAITERS} gauges: the semaphore fleet-wide as
  *     last reported by Redis to this JVM (NaN until the first report);</li>
@@ -48,7 +39,12 @@ import org.jspecify.annotations.Nullable;
  *     configured cap, however many keys), as last reported by Redis to this JVM.</li>
  * </ul>
  *
- * Every meter of a semaphore exists from the first event of that semaphore on (the counters at
+ * The {@value #ACQUIRE} timer is not made here: an observation meter handler makes it from the
+ * {@code semaphore.acquire} observation (the starter gives the semaphore registry an observation
+ * registry with such a handler when the application has none), with one set of tags wherever it
+ * comes from.
+ *
+ * <p>Every meter of a semaphore exists from the first event of that semaphore on (the counters at
  * 0, so an alert on them has a series to read), and goes when the registry forgets the semaphore
  * ({@link #semaphoreForgotten}) while this JVM holds nothing on it.
  *
@@ -58,6 +54,7 @@ import org.jspecify.annotations.Nullable;
  */
 public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
 
+    /** The acquire timer, made by an observation meter handler from the observation of that name, not here. */
     public static final String ACQUIRE = "semaphore.acquire";
     public static final String ACTIVE = "semaphore.active";
     public static final String AVAILABLE = "semaphore.permits.available";
@@ -75,8 +72,6 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     private static final GaugeNames OF_A_CAP = new GaugeNames(TOTAL_AVAILABLE, TOTAL_LIMIT, TOTAL_WAITERS,
             "all keys of a capped distributed semaphore together");
 
-    /** Semaphore name -> whether an observation meter handler times its acquisitions (so they are not timed here). */
-    private final Predicate<String> timedByObservations;
     private volatile @Nullable MeterRegistry meterRegistry;
     /** The meters of each semaphore, from its first event until it is forgotten. */
     private final Map<String, SemaphoreMeters> semaphores = new ConcurrentHashMap<>();
@@ -94,29 +89,8 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
      */
     private final ReentrantLock lock = new ReentrantLock();
 
-    /** Metrics that also time acquisitions ({@value #ACQUIRE}), for semaphores that are not observed. */
+    /** Metrics of the registry this is a listener of; bind them to a meter registry to publish them. */
     public SemaphoreMetrics() {
-        this(true);
-    }
-
-    /**
-     * @param timeAcquisitions whether to make the {@value #ACQUIRE} timer: false when an
-     *                         observation meter handler makes it from the {@code semaphore.acquire}
-     *                         observation of every semaphore, so it is not made twice
-     */
-    public SemaphoreMetrics(boolean timeAcquisitions) {
-        this(semaphore -> !timeAcquisitions);
-    }
-
-    /**
-     * @param timedByObservations whether an observation meter handler times the acquisitions of the
-     *                            semaphore of that name (from its {@code semaphore.acquire}
-     *                            observation), so they are not timed here; asked once per semaphore,
-     *                            at its first acquisition (again if it is forgotten and used anew),
-     *                            e.g. {@code SemaphoreRegistry.observesAcquisitions}
-     */
-    public SemaphoreMetrics(Predicate<String> timedByObservations) {
-        this.timedByObservations = Objects.requireNonNull(timedByObservations, "timedByObservations");
     }
 
     @Override
@@ -127,15 +101,6 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
             caps.forEach((name, gauges) -> gauges.register(registry, OF_A_CAP, name));
             return null;
         });
-    }
-
-    @Override
-    public void acquisitionEnded(String semaphore, int permits, Outcome outcome, Duration elapsed) {
-        SemaphoreMeters meters = meters(semaphore);
-        MeterRegistry registry = meterRegistry;
-        if (registry != null && meters.timedHere(timedByObservations)) {
-            meters.acquireTimer(registry, outcome.name().toLowerCase(Locale.ROOT)).record(elapsed);
-        }
     }
 
     @Override
@@ -323,7 +288,6 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
 
         private final String name;
         private final List<Meter> registered = new ArrayList<>();
-        private final Map<String, Timer> acquireTimers = new ConcurrentHashMap<>();
         private final Gauges gauges = new Gauges();
         private volatile @Nullable Counter lost;
         private volatile @Nullable Counter renewals;
@@ -331,8 +295,6 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         private volatile @Nullable LongTaskTimer active;
         /** Guarded by {@link SemaphoreMetrics#lock}. */
         private int leasesHeld;
-        /** Null until the first acquisition ends; asking twice (a race) gives the same answer. */
-        private volatile @Nullable Boolean timedHere;
 
         SemaphoreMeters(String name) {
             this.name = name;
@@ -357,25 +319,8 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
             registered.add(active);
         }
 
-        /** @return whether this semaphore's acquisitions are timed here, decided at the first one */
-        boolean timedHere(Predicate<String> timedByObservations) {
-            Boolean decided = timedHere;
-            if (decided == null) {
-                decided = !timedByObservations.test(name);
-                timedHere = decided;
-            }
-            return decided;
-        }
-
-        Timer acquireTimer(MeterRegistry registry, String outcome) {
-            return acquireTimers.computeIfAbsent(outcome, o -> Timer.builder(ACQUIRE)
-                    .description("Time to acquire permits of a distributed semaphore, waiting included")
-                    .tag(NAME, name).tag("outcome", o).register(registry));
-        }
-
         void remove(MeterRegistry registry) {
             registered.forEach(registry::remove);
-            acquireTimers.values().forEach(registry::remove);
         }
     }
 }

@@ -1,12 +1,9 @@
 package io.github.redissemaphore.starter;
 
-import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
-
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
-import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
@@ -15,9 +12,9 @@ import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConf
 import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 
 /**
- * What the starter's tests need of Spring Boot that differs between Boot lines, here for Boot 4:
- * the tests that hold on every line reach those APIs only through this class, so the Boot 3 starter
- * runs the same test sources against its own {@code BootLine}.
+ * What the shared tests need of Spring Boot that differs between Boot lines, here for Boot 4: the
+ * tests of semaphore-spring-boot-common (its src/test/java), which this starter compiles and runs
+ * against Boot 4, reach those APIs only through this class; the common module has the Boot 3.5 one.
  */
 public final class BootLine {
 
@@ -31,16 +28,6 @@ public final class BootLine {
     public static final Class<?> OBSERVATION_AUTO_CONFIGURATION = ObservationAutoConfiguration.class;
 
     private BootLine() {
-    }
-
-    /** @return the status code of the semaphores health contributor now, e.g. "UP" */
-    public static String status(SemaphoresHealthIndicator indicator) {
-        return indicator.health().getStatus().getCode();
-    }
-
-    /** @return the details of the semaphores health contributor now */
-    public static Map<String, Object> details(SemaphoresHealthIndicator indicator) {
-        return indicator.health().getDetails();
     }
 
     /** Imports Boot's Redis auto-configuration, next to a class's other {@code @ImportAutoConfiguration}. */

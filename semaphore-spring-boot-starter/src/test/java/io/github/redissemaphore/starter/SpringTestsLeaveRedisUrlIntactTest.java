@@ -35,7 +35,7 @@ class SpringTestsLeaveRedisUrlIntactTest {
             selectClass(TESTS + "aspect.TwoInstancesTest"),
             selectClass(TESTS + "aspect.CoroutineAspectTest"),
             selectClass(TESTS + "actuate.RuntimeLimitWebTest"),
-            selectClass(TESTS + "actuate.SemaphoresHealthIndicatorTest"),
+            selectClass(TESTS + "actuate.health.SemaphoresHealthIndicatorTest"),
             selectClass(TESTS + "metrics.SemaphoreMetricsTest"),
             selectClass(TESTS + "autoconfigure.GracefulShutdownTest"));
 

@@ -228,27 +228,6 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         return made[0];
     }
 
-    /**
-     * Whether the acquisitions of the semaphore of that name are observed in
-     * {@code observationRegistry}: it is the one this registry was built with, it has handlers,
-     * and none of its predicates switches the {@code semaphore.acquire} observation of that
-     * semaphore off (as Spring Boot's {@code management.observations.enable.semaphore=false}
-     * does). A meter handler of that observation registry then times them, so a metrics listener
-     * must not time them too; when this is false, nobody else does.
-     *
-     * @param name a semaphore name, used here or not (a keyed one is judged by its base name and key)
-     */
-    @Override
-    public boolean observesAcquisitions(String name, ObservationRegistry observationRegistry) {
-        DefaultRedisSemaphore used = semaphores.get(name);
-        if (used != null) {
-            return observations.observesAcquisitions(observationRegistry, name, used.identity().baseName(),
-                    used.identity().key());
-        }
-        NameParts parts = parse(name);
-        return observations.observesAcquisitions(observationRegistry, name, parts.baseName(), parts.key());
-    }
-
     @Override
     public SemaphoreCap cap(String baseName) {
         SemaphoreSettings settings = configured.get(SemaphoreNames.check("baseName", baseName));

@@ -43,18 +43,6 @@ final class Observations {
         this.holdConvention = holdConvention;
     }
 
-    /**
-     * @return whether the acquisitions of that semaphore are observed in {@code observationRegistry}:
-     *         it is this registry's, and an acquisition's observation would not be a no-op (the
-     *         registry has handlers, and no predicate switches the observation off). Decided the
-     *         way Micrometer decides it for each acquisition, on an observation that is never started.
-     */
-    boolean observesAcquisitions(ObservationRegistry observationRegistry, String name, String baseName,
-                                 @Nullable String key) {
-        return observationRegistry == registry && !Observation.createNotStarted(acquireConvention, DEFAULT_ACQUIRE,
-                () -> new SemaphoreObservationContext(name, baseName, key, 1), registry).isNoop();
-    }
-
     /** @return the caller's current observation, parent of what the acquisition starts; null if none */
     @Nullable Observation current() {
         return registry.getCurrentObservation();

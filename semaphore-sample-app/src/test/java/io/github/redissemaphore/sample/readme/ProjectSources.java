@@ -140,10 +140,13 @@ final class ProjectSources {
     }
 
     private void readSources(Path moduleDirectory) {
-        // Kotlin sources too: the aspect's Kotlin support is proven by Kotlin tests the docs cite
+        // Kotlin sources too: the aspect's Kotlin support is proven by Kotlin tests the docs cite; and
+        // every test source root of a module, not only src/test/java (semaphore-spring-boot-common keeps
+        // tests for the starters in src/test/every-starter/java and its Boot 3.5 BootLine in src/test/boot-3.5/java)
         for (String kind : List.of("main", "test")) {
-            for (String language : List.of("java", "kotlin")) {
-                Path sources = moduleDirectory.resolve("src").resolve(kind).resolve(language);
+            for (String language : kind.equals("main") ? List.of("java", "kotlin") : List.of("")) {
+                Path sources = language.isEmpty() ? moduleDirectory.resolve("src").resolve(kind)
+                        : moduleDirectory.resolve("src").resolve(kind).resolve(language);
                 if (!Files.isDirectory(sources)) {
                     continue;
                 }

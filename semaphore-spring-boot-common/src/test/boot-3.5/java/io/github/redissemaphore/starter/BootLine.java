@@ -1,12 +1,9 @@
 package io.github.redissemaphore.starter;
 
-import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
-
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
-import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
@@ -15,9 +12,10 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 
 /**
- * What the starter's tests need of Spring Boot that differs between Boot lines, here for Boot 3:
- * the tests that hold on every line reach those APIs only through this class, so this Boot 3 starter
- * runs the Boot 4 starter's test sources against this {@code BootLine}.
+ * What the shared tests need of Spring Boot that differs between Boot lines, here for Boot 3.5: the
+ * tests of semaphore-spring-boot-common (its src/test/java) reach those APIs only through this class,
+ * so they compile against Boot 3.5 here (the common module and the Boot 3 starter add this directory)
+ * and against Boot 4 with the Boot 4 starter's {@code BootLine}.
  */
 public final class BootLine {
 
@@ -31,16 +29,6 @@ public final class BootLine {
     public static final Class<?> OBSERVATION_AUTO_CONFIGURATION = ObservationAutoConfiguration.class;
 
     private BootLine() {
-    }
-
-    /** @return the status code of the semaphores health contributor now, e.g. "UP" */
-    public static String status(SemaphoresHealthIndicator indicator) {
-        return indicator.health().getStatus().getCode();
-    }
-
-    /** @return the details of the semaphores health contributor now */
-    public static Map<String, Object> details(SemaphoresHealthIndicator indicator) {
-        return indicator.health().getDetails();
     }
 
     /** Imports Boot's Redis auto-configuration, next to a class's other {@code @ImportAutoConfiguration}. */

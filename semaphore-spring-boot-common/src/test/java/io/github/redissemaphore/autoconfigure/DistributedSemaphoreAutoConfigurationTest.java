@@ -2,7 +2,6 @@ package io.github.redissemaphore.autoconfigure;
 
 import io.github.redissemaphore.actuate.LimitRequestCheck;
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
-import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
 import io.github.redissemaphore.aspect.DistributedSemaphoreAspect;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.RedisSemaphore;
@@ -64,8 +63,7 @@ class DistributedSemaphoreAutoConfigurationTest {
                     .hasSingleBean(DistributedSemaphoreAspect.class)
                     .hasSingleBean(SemaphoreMetrics.class)
                     .hasSingleBean(SemaphoresEndpoint.class)
-                    .hasSingleBean(LimitRequestCheck.class)
-                    .hasSingleBean(SemaphoresHealthIndicator.class);
+                    .hasSingleBean(LimitRequestCheck.class);
             // the registry loads its scripts itself: they are no beans an application could replace
             assertThat(context.getBeansOfType(RedisScript.class)).isEmpty();
             RedisSemaphore semaphore = context.getBean(SemaphoreRegistry.class).semaphore("works");

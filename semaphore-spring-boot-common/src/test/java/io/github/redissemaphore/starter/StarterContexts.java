@@ -3,7 +3,6 @@ package io.github.redissemaphore.starter;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreEndpointAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreMetricsAutoConfiguration;
-import io.github.redissemaphore.autoconfigure.health.DistributedSemaphoreHealthAutoConfiguration;
 import io.github.redissemaphore.test.RedisServer;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -12,7 +11,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * Application contexts as an application with the starter gets them: Boot's Redis and AOP
- * auto-configuration plus ours, on a real Redis, with the server's {@link RedisServer#keyPrefix()
+ * auto-configuration plus the shared ones of ours (a starter's own, such as its health contributor, are
+ * added by the tests of that starter), on a real Redis, with the server's {@link RedisServer#keyPrefix()
  * key prefix} (it may be a REDIS_URL server holding other data). Each runner is one "application":
  * run it twice for two instances sharing the Redis.
  */
@@ -27,8 +27,7 @@ public final class StarterContexts {
                 .withConfiguration(AutoConfigurations.of(BootLine.REDIS_AUTO_CONFIGURATION, AopAutoConfiguration.class,
                         DistributedSemaphoreAutoConfiguration.class,
                         DistributedSemaphoreMetricsAutoConfiguration.class,
-                        DistributedSemaphoreEndpointAutoConfiguration.class,
-                        DistributedSemaphoreHealthAutoConfiguration.class))
+                        DistributedSemaphoreEndpointAutoConfiguration.class))
                 .withPropertyValues("spring.data.redis.url=" + server.uri(),
                         "distributed-semaphore.key-prefix=" + server.keyPrefix(),
                         "distributed-semaphore.waiter-tick=200ms",

@@ -1,10 +1,9 @@
-package io.github.redissemaphore.actuate;
+package io.github.redissemaphore.actuate.health;
 
-import io.github.redissemaphore.actuate.health.SemaphoresHealthIndicator;
+import io.github.redissemaphore.autoconfigure.health.DistributedSemaphoreHealthAutoConfiguration;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreRegistry;
-import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
@@ -18,11 +17,17 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** The {@code semaphores} health contributor on a real Redis, paused to make renewals fail. */
+/**
+ * The {@code semaphores} health contributor on a real Redis, paused to make renewals fail. Each starter
+ * has its own (Boot 4 moved the health API), in the same package and by the same name: this source is
+ * compiled and run by both starters, against their line (see their poms), and not by the common module.
+ */
 @RedisTest
 class SemaphoresHealthIndicatorTest {
 
@@ -32,20 +37,44 @@ class SemaphoresHealthIndicatorTest {
         this.shared = shared;
     }
 
+    /** @return the contexts of the shared tests with the starter's health contributor as well */
+    private static ApplicationContextRunner starter(RedisServer server) {
+        return StarterContexts.on(server)
+                .withConfiguration(AutoConfigurations.of(DistributedSemaphoreHealthAutoConfiguration.class));
+    }
+
+    /** @return the status code of the semaphores health contributor now, e.g. "UP" (the same source on every line) */
+    private static String status(SemaphoresHealthIndicator indicator) {
+        return indicator.health().getStatus().getCode();
+    }
+
+    /** @return the details of the semaphores health contributor now */
+    private static Map<String, Object> details(SemaphoresHealthIndicator indicator) {
+        return indicator.health().getDetails();
+    }
+
+    /** With Actuator, the starter adds the contributor to the beans the shared auto-configuration makes. */
+    @Test
+    void createdWithTheOtherBeans() {
+        starter(shared).run(context -> assertThat(context).hasNotFailed()
+                .hasSingleBean(SemaphoreRegistry.class)
+                .hasSingleBean(SemaphoresHealthIndicator.class));
+    }
+
     @Test
     void upWithWhatThisJvmHoldsAndWaitsFor() {
-        StarterContexts.on(shared).run(context -> {
+        starter(shared).run(context -> {
             SemaphoresHealthIndicator health = context.getBean(SemaphoresHealthIndicator.class);
-            assertThat(BootLine.status(health)).as("no semaphore used yet").isEqualTo("UP");
-            assertThat(BootLine.details(health)).as("no semaphore used yet").isEmpty();
+            assertThat(status(health)).as("no semaphore used yet").isEqualTo("UP");
+            assertThat(details(health)).as("no semaphore used yet").isEmpty();
 
             SemaphoreRegistry registry = context.getBean(SemaphoreRegistry.class);
             Permit held = registry.semaphore("health-up").tryAcquire().orElseThrow();
             CompletableFuture<Permit> waiting = registry.semaphore("health-up").acquireAsync(1, Duration.ofSeconds(30));
             await().until(() -> registry.semaphore("health-up").localState().waiters() == 1);
 
-            assertThat(BootLine.status(health)).isEqualTo("UP");
-            assertThat(BootLine.details(health)).containsEntry("health-up",
+            assertThat(status(health)).isEqualTo("UP");
+            assertThat(details(health)).containsEntry("health-up",
                     Map.of("permitsHeld", 1, "waiters", 1, "inboxSubscribed", true));
             waiting.cancel(true);
             held.release();
@@ -59,7 +88,7 @@ class SemaphoresHealthIndicatorTest {
      */
     @Test
     void aCapShowsItsFiguresOfAllKeysBesideTheKeys() {
-        StarterContexts.on(shared)
+        starter(shared)
                 .withPropertyValues("distributed-semaphore.semaphores.health-capped.permits=2",
                         "distributed-semaphore.semaphores.health-capped.total-permits=3")
                 .run(context -> {
@@ -72,16 +101,16 @@ class SemaphoresHealthIndicatorTest {
 
                     await().atMost(Duration.ofSeconds(10)).until(() -> Map.of("totalLimit", 3, "totalUsed", 3,
                             "totalWaiters", 1, "permitsHeld", 3, "waiters", 1)
-                            .equals(BootLine.details(health).get("health-capped")));
-                    assertThat(BootLine.status(health)).isEqualTo("UP");
-                    assertThat(BootLine.details(health)).containsEntry("health-capped:acme",
+                            .equals(details(health).get("health-capped")));
+                    assertThat(status(health)).isEqualTo("UP");
+                    assertThat(details(health)).containsEntry("health-capped:acme",
                             Map.of("permitsHeld", 2, "waiters", 0, "inboxSubscribed", true));
 
                     held.remove(2).release();
                     held.add(waiting.get(10, TimeUnit.SECONDS));
                     await().atMost(Duration.ofSeconds(10)).until(() -> Map.of("totalLimit", 3, "totalUsed", 3,
                             "totalWaiters", 0, "permitsHeld", 3, "waiters", 0)
-                            .equals(BootLine.details(health).get("health-capped")));
+                            .equals(details(health).get("health-capped")));
                     held.forEach(Permit::release);
                 });
     }
@@ -94,24 +123,24 @@ class SemaphoresHealthIndicatorTest {
      */
     @Test
     void downWhileRenewalsOfAHeldPermitFailForAThirdOfTheLeaseThenUpAgain(@Dedicated RedisServer server) {
-        StarterContexts.on(server)
+        starter(server)
                 .withPropertyValues("distributed-semaphore.semaphores.paused.lease-time=18s")
                 .run(context -> {
                     SemaphoresHealthIndicator health = context.getBean(SemaphoresHealthIndicator.class);
                     Permit permit = context.getBean(SemaphoreRegistry.class).semaphore("paused").tryAcquire()
                             .orElseThrow();
                     server.pause(Duration.ofSeconds(15));
-                    assertThat(BootLine.status(health)).isEqualTo("UP");
+                    assertThat(status(health)).isEqualTo("UP");
 
-                    await().atMost(Duration.ofSeconds(14)).until(() -> BootLine.status(health).equals("DOWN"));
+                    await().atMost(Duration.ofSeconds(14)).until(() -> status(health).equals("DOWN"));
                     @SuppressWarnings("unchecked")
-                    Map<String, Object> paused = (Map<String, Object>) BootLine.details(health).get("paused");
+                    Map<String, Object> paused = (Map<String, Object>) details(health).get("paused");
                     assertThat(paused).containsEntry("permitsHeld", 1).containsEntry("leasesAtRisk", true)
                             .containsKey("renewalFailingSince");
 
-                    await().atMost(Duration.ofSeconds(10)).until(() -> BootLine.status(health).equals("UP"));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> status(health).equals("UP"));
                     assertThat(permit.isHeld()).isTrue();
-                    assertThat(BootLine.details(health).get("paused"))
+                    assertThat(details(health).get("paused"))
                             .isEqualTo(Map.of("permitsHeld", 1, "waiters", 0, "inboxSubscribed", true));
                     permit.release();
                 });
@@ -119,7 +148,7 @@ class SemaphoresHealthIndicatorTest {
 
     @Test
     void offByProperty() {
-        StarterContexts.on(shared).withPropertyValues("management.health.semaphores.enabled=false")
+        starter(shared).withPropertyValues("management.health.semaphores.enabled=false")
                 .run(context -> assertThat(context).hasNotFailed()
                         .doesNotHaveBean(SemaphoresHealthIndicator.class)
                         .hasSingleBean(SemaphoreRegistry.class));
