@@ -47,14 +47,14 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     private final SemaphoreContext context;
     private final ScriptRunner runner;
     private final SemaphoreLedger ledger;
-    private final UsageFigures figures;
-    private final CleanUps cleanUps;
+    private final ReplyFigures figures;
+    private final BackgroundCalls backgroundCalls;
     private final RenewalTick tick;
     /** What the permits it grants do when their holder moves them. */
-    private final PermitMoves moves;
+    private final HeldPermits heldPermits;
 
-    Acquisitions(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, UsageFigures figures,
-                 CleanUps cleanUps, RenewalTick tick, PermitMoves moves) {
+    Acquisitions(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, ReplyFigures figures,
+                 BackgroundCalls backgroundCalls, RenewalTick tick, HeldPermits heldPermits) {
         this.identity = identity;
         this.settings = identity.settings();
         this.keys = identity.keys();
@@ -62,9 +62,9 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         this.runner = context.runner();
         this.ledger = ledger;
         this.figures = figures;
-        this.cleanUps = cleanUps;
+        this.backgroundCalls = backgroundCalls;
         this.tick = tick;
-        this.moves = moves;
+        this.heldPermits = heldPermits;
     }
 
     /**
@@ -252,7 +252,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         }
         // A call that did not fail has a reply: the runner never completes one with null.
         Acquired replied = Objects.requireNonNull(reply, "reply");
-        figures.seen(replied.usage());
+        figures.takeIn(replied.usage());
         switch (replied.status()) {
             case GRANTED -> {
                 if (pending.end(true) != null) {
@@ -394,7 +394,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                 // The entry may still be there, or granted: take it back once Redis answers.
                 cleanUp(pending);
             } else {
-                figures.seen(reply.usage());
+                figures.takeIn(reply.usage());
                 if (reply.grantedToken() > 0) {
                     // Granted just before the deadline (its message is still on the way); cancel
                     // confirmed its claim as a full lease.
@@ -489,7 +489,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                     Throwable failure = error != null ? ScriptRunner.failure(error) : null;
                     boolean unacknowledged = false;
                     if (replicated != null) {
-                        figures.seen(replicated.reply().usage());
+                        figures.takeIn(replicated.reply().usage());
                         long status = replicated.reply().statuses().get(0);
                         if (status <= 0) {
                             failure = new SemaphoreUnavailableException(name(), "A permit of semaphore '" + name()
@@ -520,7 +520,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         boolean confirmed = confirmedMicros > 0;
         long leaseEnds = heardNanos + (confirmed ? pending.leaseTime : context.waiterHeartbeat().dividedBy(2))
                 .toNanos();
-        DefaultPermit permit = new DefaultPermit(moves, name(), pending.id, pending.count, token,
+        DefaultPermit permit = new DefaultPermit(heldPermits, name(), pending.id, pending.count, token,
                 pending.leaseTime, leaseEnds, confirmedMicros, confirmed);
         // Held before it stops waiting, so the semaphore never looks idle in between.
         ledger.hold(permit.lease());
@@ -533,7 +533,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         } finally {
             // The caller hears of its permit even if a timer could not be set.
             if (!pending.future.complete(permit)) {
-                moves.release(permit.lease());
+                heldPermits.release(permit.lease());
             }
         }
     }
@@ -560,8 +560,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         }
     }
 
-    /** Takes waiter or claim {@code id} out of Redis, in the background (see {@link CleanUps#cancel}). */
+    /** Takes waiter or claim {@code id} out of Redis, in the background (see {@link BackgroundCalls#cancel}). */
     private CompletableFuture<Void> cleanUp(PendingAcquisition pending) {
-        return cleanUps.cancel(pending.id, pending.leaseTime);
+        return backgroundCalls.cancel(pending.id, pending.leaseTime);
     }
 }

@@ -34,7 +34,7 @@ final class CapFigures {
         if (total == null) {
             return;
         }
-        Cap cap = caps.computeIfAbsent(baseName, name -> new Cap(new NewestUsage(), mismatches.ofCap(name, settings)));
+        Cap cap = caps.computeIfAbsent(baseName, name -> new Cap(new ReplyFigures.NewestUsage(), mismatches.ofCap(name, settings)));
         cap.newest().offer(usage, figures -> {
             Usage.Total newest = Objects.requireNonNull(figures.total(), "offered with a cap");
             listeners.totalUsageReported(baseName, newest.limit(), newest.used(), newest.waiters());
@@ -48,6 +48,6 @@ final class CapFigures {
         return cap == null ? new TreeMap<>() : cap.mismatch().others();
     }
 
-    private record Cap(NewestUsage newest, LimitMismatch mismatch) {
+    private record Cap(ReplyFigures.NewestUsage newest, LimitMismatch mismatch) {
     }
 }

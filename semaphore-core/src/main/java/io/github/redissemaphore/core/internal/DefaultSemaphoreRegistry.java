@@ -78,7 +78,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final ScriptRunner commands;
     private final ReplicaWait replicas;
     private final WaitCheck waitCheck;
-    private final Retries retries;
+    private final BackgroundCalls.Retries retries;
     private final Listeners listeners;
     private final Observations observations;
     private final Duration waiterHeartbeat;
@@ -133,7 +133,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             this.scheduler = scheduler;
         }
         this.observations = new Observations(observationRegistry, acquireConvention, holdConvention);
-        this.retries = new Retries(this.scheduler);
+        this.retries = new BackgroundCalls.Retries(this.scheduler);
         this.connections = new RedisConnections(connectionFactory, redisTimeout, callbacks,
                 observations::inCallersScope, recovery());
         this.commands = new ScriptRunner(connections);
@@ -382,10 +382,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         if (eviction != null) {
             eviction.cancel(false);
         }
-        List<CompletableFuture<Void>> cleanUps = semaphores.values().stream().map(DefaultRedisSemaphore::shutdown).toList();
+        List<CompletableFuture<Void>> backgroundCalls = semaphores.values().stream().map(DefaultRedisSemaphore::shutdown).toList();
         try {
             // Waits for the clean-ups of abandoned waits (bounded: each call has its own timeout).
-            CompletableFuture.allOf(cleanUps.toArray(CompletableFuture[]::new)).get(SHUTDOWN_WAIT.toMillis(),
+            CompletableFuture.allOf(backgroundCalls.toArray(CompletableFuture[]::new)).get(SHUTDOWN_WAIT.toMillis(),
                     TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -31,7 +31,7 @@ import org.springframework.scheduling.TaskScheduler;
  * @param waiterTick      how often a JVM with waiters heartbeats them
  * @param closed          whether the registry is closed
  */
-record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler scheduler, Retries retries,
+record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler scheduler, BackgroundCalls.Retries retries,
                         ExecutorService callbacks, Listeners listeners, Observations observations, Inbox inbox,
                         LimitMismatches mismatches, CapFigures caps, Duration waiterHeartbeat, Duration waiterTick,
                         BooleanSupplier closed) {

@@ -15,19 +15,19 @@
  *   caller --> DefaultSemaphoreRegistry --makes, looks up, retires, shuts down--> DefaultRedisSemaphore
  *   redis.Inbox --grant, adoption--> DefaultSemaphoreRegistry --heardGrant, heardAdoption--> DefaultRedisSemaphore
  *   caller --> DefaultRedisSemaphore (checks the arguments, hands each call to the piece whose job it is)
- *   holder --> DefaultPermit --PermitActions--> PermitMoves
+ *   holder --> DefaultPermit --PermitActions--> HeldPermits
  *
- *   DefaultRedisSemaphore --> Acquisitions, PermitMoves, LeaseKeeper, RenewalTick, SemaphoreLedger,
- *                             UsageFigures, CleanUps
+ *   DefaultRedisSemaphore --> Acquisitions, HeldPermits, LeaseKeeper, RenewalTick, SemaphoreLedger,
+ *                             ReplyFigures, BackgroundCalls
  *   DefaultRedisSemaphore --LiveSemaphores--> the registry (a retired semaphore's work goes to the live one)
- *   Acquisitions --> PermitMoves (a permit it grants, and then cannot hand over, is released)
+ *   Acquisitions --> HeldPermits (a permit it grants, and then cannot hand over, is released)
  *   LeaseKeeper  --WaiterReplies--> Acquisitions (a renewal reply grants a waiter, or makes it join again)
  *   RenewalTick  --Renewals--> LeaseKeeper (on the scheduler's thread)
- *   Acquisitions, PermitMoves, UsageFigures --> RenewalTick (wake, wakeWithin: schedule and return)
- *   PermitMoves, LeaseKeeper --> LeaseWatchdog --> CleanUps
- *   Acquisitions, PermitMoves --> CleanUps --> Retries (clean-ups to send again: on a timer, or at once
+ *   Acquisitions, HeldPermits, ReplyFigures --> RenewalTick (wake, wakeWithin: schedule and return)
+ *   HeldPermits, LeaseKeeper --> LeaseWatchdog --> BackgroundCalls
+ *   Acquisitions, HeldPermits --> BackgroundCalls --> Retries (clean-ups to send again: on a timer, or at once
  *                                                     when the registry hears Redis answer again)
- *   Acquisitions, PermitMoves, LeaseKeeper, CleanUps --> UsageFigures --> LimitMismatch, Listeners
+ *   Acquisitions, HeldPermits, LeaseKeeper, BackgroundCalls --> ReplyFigures --> LimitMismatch, Listeners
  *   every piece above --> SemaphoreLedger --> Lease, PendingAcquisition (the state machines),
  *                                             Listeners, Observations (events out)
  *   SemaphoreLedger --WaiterRoutes--> the registry (which waiter ids the inbox routes here)
