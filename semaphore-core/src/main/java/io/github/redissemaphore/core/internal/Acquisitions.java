@@ -87,7 +87,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             long sentNanos = System.nanoTime();
             CompletableFuture<Acquired> call;
             try {
-                enlist(pending, wait);
+                routeGrantTo(pending, wait);
                 call = acquireCall(pending, wait);
             } catch (RuntimeException e) {
                 try {
@@ -110,7 +110,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             }, context.callbacks());
         } else {
             try {
-                enlist(pending, wait);
+                routeGrantTo(pending, wait);
                 if (send(pending, wait, true)) {
                     timeWait(pending);
                 }
@@ -128,7 +128,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     }
 
     /** A caller that will wait is routed its grant, before Redis can make one. */
-    private void enlist(PendingAcquisition pending, boolean wait) {
+    private void routeGrantTo(PendingAcquisition pending, boolean wait) {
         if (wait) {
             context.inbox().listenFor(keys);
             ledger.waitFor(pending);
@@ -246,7 +246,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             if (!pending.isGranted()) {
                 // The call may have reached Redis before failing here: take back what it may have
                 // done, in the background.
-                undo(pending, call);
+                cancelAfterCall(pending, call);
             }
             return false;
         }
@@ -258,7 +258,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                 if (pending.end(true) != null) {
                     grant(pending, replied.token(), sentNanos, replied.usage().serverMicros());
                 } else if (!pending.isGranted()) {
-                    undo(pending, call);
+                    cancelAfterCall(pending, call);
                 }
             }
             case QUEUED -> {
@@ -267,7 +267,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                     return true;
                 }
                 if (!pending.isGranted()) {
-                    undo(pending, call);
+                    cancelAfterCall(pending, call);
                 }
             }
             case REFUSED -> {
@@ -327,7 +327,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      * @return the clean-up in Redis, done when Redis answered (or gave up on)
      */
     CompletableFuture<Void> abandon(PendingAcquisition pending, Throwable cause) {
-        CompletableFuture<Void> cleanUp = endWithout(pending, cause);
+        CompletableFuture<Void> cleanUp = rejectUnlessDecided(pending, cause);
         if (cleanUp == null) {
             // Granted meanwhile: the permit goes back as soon as it exists.
             pending.future.thenAccept(Permit::release);
@@ -339,7 +339,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     /** Redis did not answer the caller's heartbeats for the Redis timeout: the wait fails now. */
     @Override
     public void unavailable(PendingAcquisition pending, SemaphoreUnavailableException failure) {
-        endWithout(pending, failure);
+        rejectUnlessDecided(pending, failure);
     }
 
     /**
@@ -348,7 +348,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      *
      * @return the clean-up in Redis, or null when the wait had been decided already
      */
-    private @Nullable CompletableFuture<Void> endWithout(PendingAcquisition pending, Throwable cause) {
+    private @Nullable CompletableFuture<Void> rejectUnlessDecided(PendingAcquisition pending, Throwable cause) {
         PendingAcquisition.Phase from = pending.end(false);
         if (from == null) {
             return null;
@@ -549,7 +549,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     }
 
     /** Takes back, off the caller's thread, whatever a call for this acquisition may have left in Redis. */
-    private void undo(PendingAcquisition pending, CompletableFuture<Acquired> call) {
+    private void cancelAfterCall(PendingAcquisition pending, CompletableFuture<Acquired> call) {
         if (call.isDone()) {
             cleanUp(pending);
         } else {

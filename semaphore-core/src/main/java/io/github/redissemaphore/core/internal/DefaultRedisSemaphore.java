@@ -272,12 +272,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     }
 
     /** The inbox heard a grant of waiter {@code id} ({@code token > 0}), or that it can never be (0). */
-    void heardGrant(String waiterId, long token) {
+    void grantHeard(String waiterId, long token) {
         acquisitions.granted(waiterId, token, System.nanoTime(), 0);
     }
 
     /** The inbox heard that another JVM adopted lease {@code permitId} at server time {@code adoptedMicros}. */
-    void heardAdoption(String permitId, long adoptedMicros) {
+    void adoptionHeard(String permitId, long adoptedMicros) {
         keeper.adoptedElsewhere(permitId, adoptedMicros);
     }
 

@@ -486,12 +486,12 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private void inboxGrant(String waiterId, long token) {
         if (token < 0) {
             // Not a grant: another JVM adopted a lease of this one at server time -token.
-            semaphores.values().forEach(semaphore -> semaphore.heardAdoption(waiterId, -token));
+            semaphores.values().forEach(semaphore -> semaphore.adoptionHeard(waiterId, -token));
             return;
         }
         DefaultRedisSemaphore semaphore = waiters.get(waiterId);
         if (semaphore != null) {
-            semaphore.heardGrant(waiterId, token);
+            semaphore.grantHeard(waiterId, token);
         }
     }
 }

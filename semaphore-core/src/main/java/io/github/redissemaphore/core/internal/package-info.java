@@ -13,7 +13,7 @@
  *
  * <pre>
  *   caller --> DefaultSemaphoreRegistry --makes, looks up, retires, shuts down--> DefaultRedisSemaphore
- *   redis.Inbox --grant, adoption--> DefaultSemaphoreRegistry --heardGrant, heardAdoption--> DefaultRedisSemaphore
+ *   redis.Inbox --grant, adoption--> DefaultSemaphoreRegistry --grantHeard, adoptionHeard--> DefaultRedisSemaphore
  *   caller --> DefaultRedisSemaphore (checks the arguments, hands each call to the piece whose job it is)
  *   holder --> DefaultPermit --PermitActions--> HeldPermits
  *
