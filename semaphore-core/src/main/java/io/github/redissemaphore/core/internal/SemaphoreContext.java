@@ -1,6 +1,8 @@
 package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.core.internal.ReplyFigures.CapFigures;
+import io.github.redissemaphore.core.internal.ReplyFigures.LimitMismatches;
 import io.github.redissemaphore.core.internal.redis.Inbox;
 import io.github.redissemaphore.core.internal.redis.ReplicaWait;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
