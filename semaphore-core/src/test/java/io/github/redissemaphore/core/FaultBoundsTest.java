@@ -435,7 +435,7 @@ class FaultBoundsTest {
             awaitPauseOver(nodeB);
             permitA.release();
             // release() waits for its reply only while Redis is known to answer; B's renewal left
-            // unanswered during the pause may make it go on in the background (PermitMoves.release).
+            // unanswered during the pause may make it go on in the background (HeldPermits.release).
             String deadlinesA = PREFIX + ":{" + a + "}:deadlines";
             RedisServer serverA = nodeA;
             await().atMost(Duration.ofSeconds(10))

@@ -48,14 +48,14 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     private final SemaphoreContext context;
     private final ScriptRunner runner;
     private final SemaphoreLedger ledger;
-    private final UsageFigures figures;
-    private final CleanUps cleanUps;
+    private final ReplyFigures figures;
+    private final BackgroundCalls backgroundCalls;
     private final RenewalTick tick;
     /** What the permits it grants do when their holder moves them. */
-    private final PermitMoves moves;
+    private final HeldPermits heldPermits;
 
-    Acquisitions(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, UsageFigures figures,
-                 CleanUps cleanUps, RenewalTick tick, PermitMoves moves) {
+    Acquisitions(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, ReplyFigures figures,
+                 BackgroundCalls backgroundCalls, RenewalTick tick, HeldPermits heldPermits) {
         this.identity = identity;
         this.settings = identity.settings();
         this.keys = identity.keys();
@@ -63,9 +63,9 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         this.runner = context.runner();
         this.ledger = ledger;
         this.figures = figures;
-        this.cleanUps = cleanUps;
+        this.backgroundCalls = backgroundCalls;
         this.tick = tick;
-        this.moves = moves;
+        this.heldPermits = heldPermits;
     }
 
     /**
@@ -88,7 +88,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             long sentNanos = System.nanoTime();
             CompletableFuture<Acquired> call;
             try {
-                enlist(pending, wait);
+                routeGrantTo(pending, wait);
                 call = acquireCall(pending, wait);
             } catch (RuntimeException e) {
                 try {
@@ -111,7 +111,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             }, context.callbacks());
         } else {
             try {
-                enlist(pending, wait);
+                routeGrantTo(pending, wait);
                 if (send(pending, wait, true)) {
                     timeWait(pending);
                 }
@@ -129,7 +129,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     }
 
     /** A caller that will wait is routed its grant, before Redis can make one. */
-    private void enlist(PendingAcquisition pending, boolean wait) {
+    private void routeGrantTo(PendingAcquisition pending, boolean wait) {
         if (wait) {
             context.inbox().listenFor(keys);
             ledger.waitFor(pending);
@@ -248,19 +248,19 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             if (!pending.isGranted()) {
                 // The call may have reached Redis before failing here: take back what it may have
                 // done, in the background.
-                undo(pending, call);
+                cancelAfterCall(pending, call);
             }
             return false;
         }
         // A call that did not fail has a reply: the runner never completes one with null.
         Acquired replied = Objects.requireNonNull(reply, "reply");
-        figures.seen(replied.usage());
+        figures.takeIn(replied.usage());
         switch (replied.status()) {
             case GRANTED -> {
                 if (pending.end(true) != null) {
                     grant(pending, replied.token(), sentNanos, replied.usage().serverMicros());
                 } else if (!pending.isGranted()) {
-                    undo(pending, call);
+                    cancelAfterCall(pending, call);
                 }
             }
             case QUEUED -> {
@@ -269,7 +269,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                     return true;
                 }
                 if (!pending.isGranted()) {
-                    undo(pending, call);
+                    cancelAfterCall(pending, call);
                 }
             }
             case REFUSED -> {
@@ -329,7 +329,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      * @return the clean-up in Redis, done when Redis answered (or gave up on)
      */
     CompletableFuture<Void> abandon(PendingAcquisition pending, Throwable cause) {
-        CompletableFuture<Void> cleanUp = endWithout(pending, cause);
+        CompletableFuture<Void> cleanUp = rejectUnlessDecided(pending, cause);
         if (cleanUp == null) {
             // Granted meanwhile: the permit goes back as soon as it exists.
             pending.future.thenAccept(Permit::release);
@@ -341,7 +341,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     /** Redis did not answer the caller's heartbeats for the Redis timeout: the wait fails now. */
     @Override
     public void unavailable(PendingAcquisition pending, SemaphoreUnavailableException failure) {
-        endWithout(pending, failure);
+        rejectUnlessDecided(pending, failure);
     }
 
     /**
@@ -350,7 +350,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      *
      * @return the clean-up in Redis, or null when the wait had been decided already
      */
-    private @Nullable CompletableFuture<Void> endWithout(PendingAcquisition pending, Throwable cause) {
+    private @Nullable CompletableFuture<Void> rejectUnlessDecided(PendingAcquisition pending, Throwable cause) {
         PendingAcquisition.Phase from = pending.end(false);
         if (from == null) {
             return null;
@@ -399,7 +399,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                 // The entry may still be there, or granted: take it back once Redis answers.
                 cleanUp(pending);
             } else {
-                figures.seen(reply.usage());
+                figures.takeIn(reply.usage());
                 if (reply.grantedToken() > 0) {
                     // Granted just before the deadline (its message is still on the way); cancel
                     // confirmed its claim as a full lease.
@@ -494,7 +494,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                     Throwable failure = error != null ? ScriptRunner.failure(error) : null;
                     boolean unacknowledged = false;
                     if (replicated != null) {
-                        figures.seen(replicated.reply().usage());
+                        figures.takeIn(replicated.reply().usage());
                         long status = replicated.reply().statuses().get(0);
                         if (status <= 0) {
                             failure = new SemaphoreUnavailableException(name(), Reason.UNAVAILABLE,
@@ -526,7 +526,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         boolean confirmed = confirmedMicros > 0;
         long leaseEnds = heardNanos + (confirmed ? pending.leaseTime : context.waiterHeartbeat().dividedBy(2))
                 .toNanos();
-        DefaultPermit permit = new DefaultPermit(moves, name(), pending.id, pending.count, token,
+        DefaultPermit permit = new DefaultPermit(heldPermits, name(), pending.id, pending.count, token,
                 pending.leaseTime, leaseEnds, confirmedMicros, confirmed);
         // Held before it stops waiting, so the semaphore never looks idle in between.
         ledger.hold(permit.lease());
@@ -539,7 +539,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         } finally {
             // The caller hears of its permit even if a timer could not be set.
             if (!pending.future.complete(permit)) {
-                moves.release(permit.lease());
+                heldPermits.release(permit.lease());
             }
         }
     }
@@ -555,7 +555,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     }
 
     /** Takes back, off the caller's thread, whatever a call for this acquisition may have left in Redis. */
-    private void undo(PendingAcquisition pending, CompletableFuture<Acquired> call) {
+    private void cancelAfterCall(PendingAcquisition pending, CompletableFuture<Acquired> call) {
         if (call.isDone()) {
             cleanUp(pending);
         } else {
@@ -566,8 +566,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         }
     }
 
-    /** Takes waiter or claim {@code id} out of Redis, in the background (see {@link CleanUps#cancel}). */
+    /** Takes waiter or claim {@code id} out of Redis, in the background (see {@link BackgroundCalls#cancel}). */
     private CompletableFuture<Void> cleanUp(PendingAcquisition pending) {
-        return cleanUps.cancel(pending.id, pending.leaseTime);
+        return backgroundCalls.cancel(pending.id, pending.leaseTime);
     }
 }

@@ -12,7 +12,7 @@ import java.util.function.Consumer;
  */
 final class DefaultPermit implements Permit {
 
-    /** What the holder of a permit can do to it: one script call each (see {@link PermitMoves}). */
+    /** What the holder of a permit can do to it: one script call each (see {@link HeldPermits}). */
     interface PermitActions {
 
         /** The holder releases the whole lease: sent only if this ends it ({@link Lease#release()}). */

@@ -50,14 +50,14 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private final LiveSemaphores liveSemaphores;
     private final SemaphoreLedger ledger;
     private final RenewalTick tick;
-    private final UsageFigures figures;
-    private final CleanUps cleanUps;
+    private final ReplyFigures figures;
+    private final BackgroundCalls backgroundCalls;
     /** The waits of callers, from the first acquire call to a permit or an exception. */
     private final Acquisitions acquisitions;
     /** Renewals and the confirmation of claims. */
     private final LeaseKeeper keeper;
     /** Permits that move: released (all, part, by id, by force), adopted, extended. */
-    private final PermitMoves moves;
+    private final HeldPermits heldPermits;
 
     DefaultRedisSemaphore(SemaphoreContext context, LiveSemaphores liveSemaphores, String keyPrefix, String name,
                           String baseName, @Nullable String key, SemaphoreSettings settings,
@@ -72,12 +72,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         this.ledger = new SemaphoreLedger(identity, context.listeners(), context.observations(), routes);
         this.tick = new RenewalTick(identity, ledger, context.scheduler(), context.waiterTick(),
                 context.waiterHeartbeat());
-        this.figures = new UsageFigures(name, ledger, tick, context.mismatches().of(name, baseName, settings),
+        this.figures = new ReplyFigures(name, ledger, tick, context.mismatches().of(name, baseName, settings),
                 context.listeners(), usage -> context.caps().seen(baseName, settings, usage));
-        this.cleanUps = new CleanUps(identity, context, figures);
-        LeaseWatchdog watchdog = new LeaseWatchdog(ledger, cleanUps, context.scheduler());
-        this.moves = new PermitMoves(identity, context, ledger, figures, watchdog, cleanUps, tick);
-        this.acquisitions = new Acquisitions(identity, context, ledger, figures, cleanUps, tick, moves);
+        this.backgroundCalls = new BackgroundCalls(identity, context, figures);
+        LeaseWatchdog watchdog = new LeaseWatchdog(ledger, backgroundCalls, context.scheduler());
+        this.heldPermits = new HeldPermits(identity, context, ledger, figures, watchdog, backgroundCalls, tick);
+        this.acquisitions = new Acquisitions(identity, context, ledger, figures, backgroundCalls, tick, heldPermits);
         this.keeper = new LeaseKeeper(identity, context, ledger, figures, watchdog, acquisitions);
         tick.drive(keeper);
     }
@@ -150,7 +150,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     public SemaphoreState state() {
         StateScript.Read reply = context.runner().call(identity.keys(), new StateScript(name(), identity.baseName(),
                 identity.limit(), STATE_LIST_LIMIT));
-        figures.seen(reply.usage());
+        figures.takeIn(reply.usage());
         return reply.state();
     }
 
@@ -172,13 +172,13 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
             throw new IllegalArgumentException("limit must be between 1 and " + SemaphoreSettings.MAX_PERMITS
                     + ", but was " + limit);
         }
-        figures.seen(context.runner().call(identity.keys(), new OverrideScript(identity.limit(), limit)));
+        figures.takeIn(context.runner().call(identity.keys(), new OverrideScript(identity.limit(), limit)));
         log.info("Semaphore '{}': runtime limit set to {} (configured here: {})", name(), limit, identity.limit());
     }
 
     @Override
     public void clearLimitOverride() {
-        figures.seen(context.runner().call(identity.keys(), new OverrideScript(identity.limit(), 0)));
+        figures.takeIn(context.runner().call(identity.keys(), new OverrideScript(identity.limit(), 0)));
         log.info("Semaphore '{}': runtime limit cleared; the configured {} applies here", name(), identity.limit());
     }
 
@@ -240,20 +240,20 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         if (permitId == null) {
             throw new IllegalArgumentException("permitId must not be null");
         }
-        return moves.forceRelease(permitId);
+        return heldPermits.forceRelease(permitId);
     }
 
-    /** A hand-over, not a lost lease: see {@link PermitMoves#release(String)}. */
+    /** A hand-over, not a lost lease: see {@link HeldPermits#release(String)}. */
     @Override
     public boolean release(String permitId) {
-        PermitMoves.checkPermitId(permitId);
-        return onLive(live -> live.release(permitId), () -> moves.release(permitId));
+        HeldPermits.checkPermitId(permitId);
+        return onLive(live -> live.release(permitId), () -> heldPermits.release(permitId));
     }
 
     @Override
     public Optional<Permit> adopt(String permitId) {
-        PermitMoves.checkPermitId(permitId);
-        return onLive(live -> live.adopt(permitId), () -> moves.adopt(permitId));
+        HeldPermits.checkPermitId(permitId);
+        return onLive(live -> live.adopt(permitId), () -> heldPermits.adopt(permitId));
     }
 
     /**
@@ -273,12 +273,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     }
 
     /** The inbox heard a grant of waiter {@code id} ({@code token > 0}), or that it can never be (0). */
-    void heardGrant(String waiterId, long token) {
+    void grantHeard(String waiterId, long token) {
         acquisitions.granted(waiterId, token, System.nanoTime(), 0);
     }
 
     /** The inbox heard that another JVM adopted lease {@code permitId} at server time {@code adoptedMicros}. */
-    void heardAdoption(String permitId, long adoptedMicros) {
+    void adoptionHeard(String permitId, long adoptedMicros) {
         keeper.adoptedElsewhere(permitId, adoptedMicros);
     }
 
@@ -317,7 +317,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         ledger.leases().forEach(lease -> {
             if (lease.release()) {
                 ledger.ended(lease);
-                cleanUpsDone.add(cleanUps.release(lease));
+                cleanUpsDone.add(backgroundCalls.release(lease));
             }
         });
         return CompletableFuture.allOf(cleanUpsDone.toArray(CompletableFuture[]::new));

@@ -7,18 +7,20 @@ import io.github.redissemaphore.core.SemaphoreLookup;
 import io.github.redissemaphore.core.SemaphoreNames;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
-import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
-import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
+import io.github.redissemaphore.core.internal.ReplyFigures.CapFigures;
+import io.github.redissemaphore.core.internal.ReplyFigures.LimitMismatches;
 import io.github.redissemaphore.core.internal.redis.DedicatedConnections;
 import io.github.redissemaphore.core.internal.redis.Inbox;
 import io.github.redissemaphore.core.internal.redis.InboxChoice;
 import io.github.redissemaphore.core.internal.redis.Recovery;
 import io.github.redissemaphore.core.internal.redis.RedisConnections;
+import io.github.redissemaphore.core.internal.redis.Refusal;
 import io.github.redissemaphore.core.internal.redis.ReplicaWait;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
-import io.github.redissemaphore.core.internal.redis.Refusal;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.internal.redis.WaitCheck;
+import io.github.redissemaphore.core.observation.SemaphoreHoldObservationConvention;
+import io.github.redissemaphore.core.observation.SemaphoreObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
 
 import java.time.Duration;
@@ -78,7 +80,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private final ScriptRunner commands;
     private final ReplicaWait replicas;
     private final WaitCheck waitCheck;
-    private final Retries retries;
+    private final BackgroundCalls.Retries retries;
     private final Listeners listeners;
     private final Observations observations;
     private final Duration waiterHeartbeat;
@@ -133,7 +135,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
             this.scheduler = scheduler;
         }
         this.observations = new Observations(observationRegistry, acquireConvention, holdConvention);
-        this.retries = new Retries(this.scheduler);
+        this.retries = new BackgroundCalls.Retries(this.scheduler);
         this.connections = new RedisConnections(connectionFactory, redisTimeout, callbacks,
                 observations::inCallersScope, recovery());
         this.commands = new ScriptRunner(connections);
@@ -361,10 +363,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         if (eviction != null) {
             eviction.cancel(false);
         }
-        List<CompletableFuture<Void>> cleanUps = semaphores.values().stream().map(DefaultRedisSemaphore::shutdown).toList();
+        List<CompletableFuture<Void>> backgroundCalls = semaphores.values().stream().map(DefaultRedisSemaphore::shutdown).toList();
         try {
             // Waits for the clean-ups of abandoned waits (bounded: each call has its own timeout).
-            CompletableFuture.allOf(cleanUps.toArray(CompletableFuture[]::new)).get(SHUTDOWN_WAIT.toMillis(),
+            CompletableFuture.allOf(backgroundCalls.toArray(CompletableFuture[]::new)).get(SHUTDOWN_WAIT.toMillis(),
                     TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -465,12 +467,12 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private void inboxGrant(String waiterId, long token) {
         if (token < 0) {
             // Not a grant: another JVM adopted a lease of this one at server time -token.
-            semaphores.values().forEach(semaphore -> semaphore.heardAdoption(waiterId, -token));
+            semaphores.values().forEach(semaphore -> semaphore.adoptionHeard(waiterId, -token));
             return;
         }
         DefaultRedisSemaphore semaphore = waiters.get(waiterId);
         if (semaphore != null) {
-            semaphore.heardGrant(waiterId, token);
+            semaphore.grantHeard(waiterId, token);
         }
     }
 }

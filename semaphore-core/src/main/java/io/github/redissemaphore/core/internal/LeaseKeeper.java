@@ -54,7 +54,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     private final SemaphoreIdentity identity;
     private final SemaphoreContext context;
     private final SemaphoreLedger ledger;
-    private final UsageFigures figures;
+    private final ReplyFigures figures;
     private final LeaseWatchdog watchdog;
     private final WaiterReplies waiters;
     /** A renewal failed and no renewal has succeeded since: logged once per stretch. */
@@ -70,7 +70,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     private final AtomicLong sweepsAsked = new AtomicLong();
     private final AtomicLong sweepsDone = new AtomicLong();
 
-    LeaseKeeper(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, UsageFigures figures,
+    LeaseKeeper(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, ReplyFigures figures,
                 LeaseWatchdog watchdog, WaiterReplies waiters) {
         this.identity = identity;
         this.context = context;
@@ -286,7 +286,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
 
     private void renewed(List<Lease> leases, List<PendingAcquisition> queued, Renewed reply, long sentNanos) {
         renewalFailing = false;
-        figures.seen(reply.usage());
+        figures.takeIn(reply.usage());
         if (reply.renewed() > 0) {
             context.listeners().leasesRenewed(identity.name(), reply.renewed());
         }

@@ -16,12 +16,12 @@ import org.springframework.scheduling.TaskScheduler;
 final class LeaseWatchdog {
 
     private final SemaphoreLedger ledger;
-    private final CleanUps cleanUps;
+    private final BackgroundCalls backgroundCalls;
     private final TaskScheduler scheduler;
 
-    LeaseWatchdog(SemaphoreLedger ledger, CleanUps cleanUps, TaskScheduler scheduler) {
+    LeaseWatchdog(SemaphoreLedger ledger, BackgroundCalls backgroundCalls, TaskScheduler scheduler) {
         this.ledger = ledger;
-        this.cleanUps = cleanUps;
+        this.backgroundCalls = backgroundCalls;
         this.scheduler = scheduler;
     }
 
@@ -48,7 +48,7 @@ final class LeaseWatchdog {
     void giveUpEnding(List<Lease> leases, String why) {
         leases.stream().filter(LeaseWatchdog::aboutToEnd).forEach(lease -> {
             if (ledger.lose(lease, why)) {
-                cleanUps.release(lease);
+                backgroundCalls.release(lease);
             }
         });
     }

@@ -2,6 +2,8 @@ package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
+import io.github.redissemaphore.core.internal.ReplyFigures.CapFigures;
+import io.github.redissemaphore.core.internal.ReplyFigures.LimitMismatches;
 import io.github.redissemaphore.core.internal.redis.Inbox;
 import io.github.redissemaphore.core.internal.redis.ReplicaWait;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
@@ -32,7 +34,7 @@ import org.springframework.scheduling.TaskScheduler;
  * @param waiterTick      how often a JVM with waiters heartbeats them
  * @param closed          whether the registry is closed
  */
-record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler scheduler, Retries retries,
+record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler scheduler, BackgroundCalls.Retries retries,
                         ExecutorService callbacks, Listeners listeners, Observations observations, Inbox inbox,
                         LimitMismatches mismatches, CapFigures caps, Duration waiterHeartbeat, Duration waiterTick,
                         BooleanSupplier closed) {

@@ -6,32 +6,45 @@
  * <h2>Pieces and arrows</h2>
  * An arrow is a call; {@code --Name-->} is a call through {@code Name}, a one- or two-method
  * interface the caller is given (it knows nothing else of the callee). Every arrow points one
- * way: no piece calls a piece that calls it. The state one semaphore keeps in this JVM (the
- * leases it holds, the callers it has waiting, its lifecycle) is written by
- * {@code SemaphoreLedger} only: the others change it through the ledger's methods and read it as
+ * way but one: a renewal reply grants a waiter ({@code LeaseKeeper --WaiterReplies--> Acquisitions})
+ * while an acquisition wakes the tick that runs the renewal ({@code Acquisitions --> RenewalTick}),
+ * the two meeting only through the scheduler; every other piece calls no piece that calls it. The
+ * state one semaphore keeps in this JVM (the leases it holds, the callers it has waiting, its
+ * lifecycle) is written by {@code SemaphoreLedger} only: the others change it through the ledger's methods and read it as
  * snapshots, never the maps themselves.
  *
  * <pre>
  *   caller --> DefaultSemaphoreRegistry --makes, looks up, retires, shuts down--> DefaultRedisSemaphore
- *   redis.Inbox --grant, adoption--> DefaultSemaphoreRegistry --heardGrant, heardAdoption--> DefaultRedisSemaphore
- *   caller --> DefaultRedisSemaphore (checks the arguments, hands each call to the piece whose job it is)
- *   holder --> DefaultPermit --PermitActions--> PermitMoves
+ *   redis.Inbox --grant, adoption--> DefaultSemaphoreRegistry --grantHeard, adoptionHeard--> DefaultRedisSemaphore
+ *   caller --> DefaultRedisSemaphore (checks the arguments, hands each call to the owner whose job it is)
+ *   holder --> DefaultPermit --PermitActions--> HeldPermits
  *
- *   DefaultRedisSemaphore --> Acquisitions, PermitMoves, LeaseKeeper, RenewalTick, SemaphoreLedger,
- *                             UsageFigures, CleanUps
+ *   The owners of one semaphore, made and wired in DefaultRedisSemaphore's constructor:
+ *     Acquisitions     the callers' waits, from the first acquire call to a permit or an exception
+ *     HeldPermits      the permits this JVM holds or takes over, and what moves them (release, extend, adopt)
+ *     LeaseKeeper, RenewalTick, LeaseWatchdog
+ *                      the leases with their renewal: the one tick, the renew call and its reply,
+ *                      the giving up of a lease no renewal confirmed in time
+ *     ReplyFigures     the figures replies carry (gauges, limit mismatches, the caps' figures)
+ *     BackgroundCalls  the calls that go on in the background (clean-ups, sent again until answered)
+ *     SemaphoreLedger  the state this JVM keeps of the semaphore (the one writer of it)
+ *
+ *   DefaultRedisSemaphore --> Acquisitions, HeldPermits, LeaseKeeper, RenewalTick, SemaphoreLedger,
+ *                             ReplyFigures, BackgroundCalls
  *   DefaultRedisSemaphore --LiveSemaphores--> the registry (a retired semaphore's work goes to the live one)
- *   Acquisitions --> PermitMoves (a permit it grants, and then cannot hand over, is released)
+ *   Acquisitions --> HeldPermits (a permit it grants, and then cannot hand over, is released)
  *   LeaseKeeper  --WaiterReplies--> Acquisitions (a renewal reply grants a waiter, or makes it join again)
- *   RenewalTick  --Renewals--> LeaseKeeper (on the scheduler's thread)
- *   Acquisitions, PermitMoves, UsageFigures --> RenewalTick (wake, wakeWithin: schedule and return)
- *   PermitMoves, LeaseKeeper --> LeaseWatchdog --> CleanUps
- *   Acquisitions, PermitMoves --> CleanUps --> Retries (clean-ups to send again: on a timer, or at once
- *                                                     when the registry hears Redis answer again)
- *   Acquisitions, PermitMoves, LeaseKeeper, CleanUps --> UsageFigures --> LimitMismatch, Listeners
- *   every piece above --> SemaphoreLedger --> Lease, PendingAcquisition (the state machines),
+ *   RenewalTick  --Renewals--> LeaseKeeper (on the scheduler's thread; tied once, by drive, in the constructor)
+ *   Acquisitions, HeldPermits, ReplyFigures --> RenewalTick (wake, wakeWithin: schedule and return)
+ *   HeldPermits, LeaseKeeper --> LeaseWatchdog --> BackgroundCalls
+ *   Acquisitions, HeldPermits --> BackgroundCalls --> BackgroundCalls.Retries (one per registry: clean-ups
+ *                                 to send again, on a timer, or at once when the registry hears Redis answer again)
+ *   Acquisitions, HeldPermits, LeaseKeeper, BackgroundCalls --> ReplyFigures --> Listeners,
+ *                                 ReplyFigures.LimitMismatch, ReplyFigures.CapFigures (one per registry)
+ *   every owner above --> SemaphoreLedger --> Lease, PendingAcquisition (the state machines),
  *                                             Listeners, Observations (events out)
  *   SemaphoreLedger --WaiterRoutes--> the registry (which waiter ids the inbox routes here)
- *   the pieces --> redis.ScriptRunner, redis.ReplicaWait, redis.Inbox (all Redis I/O is in core.internal.redis)
+ *   the owners --> redis.ScriptRunner, redis.ReplicaWait, redis.Inbox (all Redis I/O is in core.internal.redis)
  * </pre>
  *
  * What the registry shares with its semaphores (the protocol, the threads, the inbox, the

@@ -2,6 +2,7 @@ package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
+import io.github.redissemaphore.core.internal.ReplyFigures.LimitMismatches;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 

@@ -3,11 +3,8 @@ package io.github.redissemaphore.core.internal.redis;
 import io.lettuce.core.RedisCommandExecutionException;
 
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
 
@@ -16,8 +13,9 @@ import org.jspecify.annotations.Nullable;
  * kept open until the calls still out on it are back (each refused call goes back in line, where
  * it was made; closing it would fail them instead) or one Redis timeout passed, and nothing is sent
  * on the new connection until then. At most one connection is dropped per
- * {@link #READ_ONLY_RECONNECT_SPACING}. Every method but {@link #settled} runs under the lock of
- * {@link RedisConnections}.
+ * {@link #READ_ONLY_RECONNECT_SPACING}. Every method runs under the lock of {@link RedisConnections},
+ * which asks and is told: this class calls nothing back (it answers whether the line is free, and
+ * {@link RedisConnections} sends it, and times the retiring connection out).
  */
 final class ReadOnlyRetirement {
 
@@ -33,14 +31,8 @@ final class ReadOnlyRetirement {
     /** No such moment: a System.nanoTime() that never occurs in practice. */
     private static final long NONE = AnswerTracker.NONE;
 
-    /** The lock of {@link RedisConnections}, which guards the fields below. */
-    private final ReentrantLock lock;
-    /** Where the retired connection is closed, and the Redis timeout waited out. */
+    /** Where the retired connection is closed. */
     private final Executor connector;
-    /** The longest a call may take: the retiring connection is closed after it at the latest. */
-    private final Duration timeout;
-    /** Run under the lock once the retiring connection is closed: sends the line, on a new connection. */
-    private final Runnable lineFree;
     /**
      * The connection dropped for a {@code READONLY} while calls sent on it are still out: until they
      * are back (each refused call goes back in line, where it was made), nothing is sent on a new
@@ -50,17 +42,9 @@ final class ReadOnlyRetirement {
     /** System.nanoTime() of the last connection dropped for a READONLY, or NONE. */
     private long lastDropNanos = NONE;
 
-    /**
-     * @param lock      the lock of {@link RedisConnections}
-     * @param connector where the connection is closed: not Lettuce's event loop
-     * @param timeout   the longest a call may take
-     * @param lineFree  run under the lock once the retiring connection is closed
-     */
-    ReadOnlyRetirement(ReentrantLock lock, Executor connector, Duration timeout, Runnable lineFree) {
-        this.lock = lock;
+    /** @param connector where the connection is closed: not Lettuce's event loop */
+    ReadOnlyRetirement(Executor connector) {
         this.connector = connector;
-        this.timeout = timeout;
-        this.lineFree = lineFree;
     }
 
     /**
@@ -92,8 +76,9 @@ final class ReadOnlyRetirement {
 
     /**
      * {@code open} was dropped for a READONLY (it is no longer the library's connection): it retires,
-     * closed once the calls still out on it are back, or after the Redis timeout however its server
-     * answers. One retiring before it (dropped a second ago or more) is closed now.
+     * closed once the calls still out on it are back ({@link #retired}), or after the Redis timeout
+     * however its server answers ({@link RedisConnections} times it). One retiring before it
+     * (dropped a second ago or more) is closed now.
      */
     void retire(Link open) {
         lastDropNanos = System.nanoTime();
@@ -101,52 +86,24 @@ final class ReadOnlyRetirement {
         Link before = retiring;
         if (before != null) {
             // Dropped a second ago or more, and calls are still out on it: its server does not
-            // answer them, and they fail as it closes, as they would when they time out.
+            // answer them, and they fail as it closes, as they would when they time out. (The line
+            // is not free: {@code open} retires now; the caller makes a connection for it.)
             retired(before, true);
         }
         retiring = open;
-        // However its server answers, the line waits no longer than a call may take.
-        try {
-            CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS, connector)
-                    .execute(() -> {
-                        lock.lock();
-                        try {
-                            retired(open, true);
-                        } finally {
-                            lock.unlock();
-                        }
-                    });
-        } catch (RejectedExecutionException e) {
-            // closing
-        }
-    }
-
-    /**
-     * A call sent on {@code open} is back (or was never sent); not under the lock. The last one back
-     * on a connection dropped for a READONLY closes it, and lets the calls in line go out on the new
-     * connection. {@link Link#settled} checks after its decrement, and {@link #retire} marks it while
-     * the call that dropped it is still counted, so the last call back finds the count at 0 and the
-     * mark set.
-     */
-    void settled(Link open) {
-        if (open.settled()) {
-            lock.lock();
-            try {
-                retired(open, false);
-            } finally {
-                lock.unlock();
-            }
-        }
     }
 
     /**
      * If {@code open} is the connection retiring and every call sent on it is back (or {@code force}:
-     * the calls still out on it have had the time a call may take), closes it (on the connector) and
-     * sends what waits, on the connection made meanwhile or a new one.
+     * the calls still out on it have had the time a call may take), closes it (on the connector).
+     * {@link Link#settled} checks after its decrement, and {@link #retire} marks it while the call
+     * that dropped it is still counted, so the last call back finds the count at 0 and the mark set.
+     *
+     * @return whether it closed: what waits may go out, on the connection made meanwhile or a new one
      */
-    private void retired(Link open, boolean force) {
+    boolean retired(Link open, boolean force) {
         if (retiring != open || (!force && !open.idle())) {
-            return;
+            return false;
         }
         retiring = null;
         try {
@@ -154,7 +111,7 @@ final class ReadOnlyRetirement {
         } catch (RejectedExecutionException e) {
             open.close();
         }
-        lineFree.run();
+        return true;
     }
 
     /** @return the connection retiring, no longer retiring, for the registry to close; or null */

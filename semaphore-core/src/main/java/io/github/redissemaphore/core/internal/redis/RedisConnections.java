@@ -115,7 +115,7 @@ public final class RedisConnections implements AutoCloseable {
         this.answers = new AnswerTracker(connector, recovery);
         this.reconnects = new LettuceReconnects(connector, answers);
         this.maker = new ConnectionMaker(lettuce, this.timeout, reconnects);
-        this.retirement = new ReadOnlyRetirement(lock, connector, this.timeout, this::lineFree);
+        this.retirement = new ReadOnlyRetirement(connector);
     }
 
     /** Connections bounded by the factory's command timeout, everything done on {@code executor}: for tests. */
@@ -218,7 +218,7 @@ public final class RedisConnections implements AutoCloseable {
         try {
             sent = command.apply(open.commands());
         } catch (RuntimeException e) {
-            retirement.settled(open);
+            settled(open);
             reply.completeExceptionally(e);
             return;
         }
@@ -233,7 +233,7 @@ public final class RedisConnections implements AutoCloseable {
                 }
                 answers.complete(reply, value, error);
             } finally {
-                retirement.settled(open);
+                settled(open);
             }
         });
     }
@@ -265,6 +265,7 @@ public final class RedisConnections implements AutoCloseable {
                 link = null;
                 reconnects.follow(null);
                 retirement.retire(open);
+                retireWithin(open);
             }
             requeued = requeue != null && open.retired();
             if (requeued) {
@@ -282,9 +283,41 @@ public final class RedisConnections implements AutoCloseable {
         return requeued;
     }
 
-    /** Under the lock: the connection dropped for a READONLY closed; what waits goes out, on a connection. */
-    private void lineFree() {
-        if (!waiting.isEmpty()) {
+    /**
+     * A call sent on {@code open} is back (or was never sent); not under the lock. The last one back
+     * on a connection dropped for a READONLY closes it, and lets the calls in line go out.
+     */
+    private void settled(Link open) {
+        if (open.settled()) {
+            lock.lock();
+            try {
+                lineFreeIf(retirement.retired(open, false));
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Under the lock: however its server answers, {@code open}, retiring, closes after a call's time. */
+    private void retireWithin(Link open) {
+        try {
+            CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS, connector)
+                    .execute(() -> {
+                        lock.lock();
+                        try {
+                            lineFreeIf(retirement.retired(open, true));
+                        } finally {
+                            lock.unlock();
+                        }
+                    });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    /** Under the lock: when the connection dropped for a READONLY closed, what waits goes out, on a connection. */
+    private void lineFreeIf(boolean closedRetiring) {
+        if (closedRetiring && !waiting.isEmpty()) {
             connectIfNeeded();
         }
     }

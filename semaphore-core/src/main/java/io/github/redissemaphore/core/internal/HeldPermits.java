@@ -19,13 +19,13 @@ import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 
 /**
- * Permits of one semaphore that move: released (all of a lease, part of it, by id from any JVM,
+ * The permits of one semaphore that this JVM holds or takes over, and what moves them: released (all of a lease, part of it, by id from any JVM,
  * or by force), adopted from another JVM, or extended. Each move is one script call; where a
  * lease this JVM held is given back, its holder waits for Redis only briefly and only while Redis
  * answers, and a call Redis does not answer is sent again in the background until Redis answers
  * or the lease ends.
  */
-final class PermitMoves implements DefaultPermit.PermitActions {
+final class HeldPermits implements DefaultPermit.PermitActions {
 
     private static final Logger log = EngineLogs.SEMAPHORE;
     private static final String GONE = "Redis no longer has it (expired, released by force, or wiped)";
@@ -42,26 +42,26 @@ final class PermitMoves implements DefaultPermit.PermitActions {
     private final SemaphoreIdentity identity;
     private final SemaphoreContext context;
     private final SemaphoreLedger ledger;
-    private final UsageFigures figures;
+    private final ReplyFigures figures;
     private final LeaseWatchdog watchdog;
-    private final CleanUps cleanUps;
+    private final BackgroundCalls backgroundCalls;
     private final RenewalTick tick;
 
-    PermitMoves(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, UsageFigures figures,
-                LeaseWatchdog watchdog, CleanUps cleanUps, RenewalTick tick) {
+    HeldPermits(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, ReplyFigures figures,
+                LeaseWatchdog watchdog, BackgroundCalls backgroundCalls, RenewalTick tick) {
         this.identity = identity;
         this.context = context;
         this.ledger = ledger;
         this.figures = figures;
         this.watchdog = watchdog;
-        this.cleanUps = cleanUps;
+        this.backgroundCalls = backgroundCalls;
         this.tick = tick;
     }
 
     /** Ends any lease by id, whichever JVM holds it: the holder sees its permit lost. */
     boolean forceRelease(String permitId) {
         Released reply = context.runner().call(identity.keys(), ReleaseScript.byForce(identity.limit(), permitId));
-        figures.seen(reply.usage());
+        figures.takeIn(reply.usage());
         return reply.released();
     }
 
@@ -89,11 +89,11 @@ final class PermitMoves implements DefaultPermit.PermitActions {
                 log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease"
                         + " ends, within {}", Ids.shown(permitId), identity.name(), e.getMessage(),
                         Duration.ofNanos(mine.leaseNanos()));
-                cleanUps.release(mine);
+                backgroundCalls.release(mine);
             }
             throw e;
         }
-        figures.seen(reply.usage());
+        figures.takeIn(reply.usage());
         return reply.released();
     }
 
@@ -103,7 +103,7 @@ final class PermitMoves implements DefaultPermit.PermitActions {
         long sentNanos = System.nanoTime();
         Leased reply = context.runner().call(identity.keys(), LeaseScript.adopt(identity.limit(), permitId,
                 identity.inbox(), Ids.owner()));
-        figures.seen(reply.usage());
+        figures.takeIn(reply.usage());
         if (reply.status() != Leased.Status.HELD) {
             return Optional.empty();
         }
@@ -144,7 +144,7 @@ final class PermitMoves implements DefaultPermit.PermitActions {
             watchdog.watch(List.of(lease));
             throw e;
         }
-        figures.seen(reply.usage());
+        figures.takeIn(reply.usage());
         switch (reply.status()) {
             case HELD -> {
                 lease.confirmed(reply.usage().serverMicros(), sentNanos, reply.lease());
@@ -187,7 +187,7 @@ final class PermitMoves implements DefaultPermit.PermitActions {
                 log.warn("Could not give back part of {} of semaphore '{}' ({}); retrying until Redis answers or the"
                         + " lease ends", Ids.shown(lease.id()), identity.name(),
                         ScriptRunner.failure(error).getMessage());
-                cleanUps.releasePart(lease, keep);
+                backgroundCalls.releasePart(lease, keep);
             }
         }, context.callbacks());
     }
@@ -201,7 +201,7 @@ final class PermitMoves implements DefaultPermit.PermitActions {
      *                 told it when the holder returned)
      */
     private void partReleased(Lease lease, Released reply, boolean toCaller) {
-        figures.seen(reply.usage());
+        figures.takeIn(reply.usage());
         if (reply.released()) {
             if (toCaller) {
                 ledger.recount(lease);
@@ -238,18 +238,18 @@ final class PermitMoves implements DefaultPermit.PermitActions {
         CompletableFuture<Released> reply = context.runner().send(identity.keys(), ReleaseScript.own(identity.limit(),
                 lease.id(), 0, identity.inbox()));
         if (answeredBriefly(reply, answering)) {
-            figures.seen(reply.join().usage());
+            figures.takeIn(reply.join().usage());
             return;
         }
         context.listeners().releaseDeferred(identity.name());
         reply.whenCompleteAsync((released, error) -> {
             if (error == null) {
-                figures.seen(released.usage());
+                figures.takeIn(released.usage());
             } else {
                 log.warn("Could not release {} of semaphore '{}' ({}); retrying until Redis answers or the lease ends,"
                         + " within {}", Ids.shown(lease.id()), identity.name(),
                         ScriptRunner.failure(error).getMessage(), Duration.ofNanos(lease.leaseNanos()));
-                cleanUps.release(lease);
+                backgroundCalls.release(lease);
             }
         }, context.callbacks());
     }
