@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import tools.jackson.databind.node.ObjectNode;
 
@@ -44,7 +45,13 @@ final class HandOff {
             }
             long call = System.nanoTime();
             holder.release(Objects.requireNonNull(held, "held"));
-            Object handedOver = next.get(10, TimeUnit.SECONDS);
+            Object handedOver;
+            try {
+                handedOver = next.get(10, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                throw new IllegalStateException(holderSide.label() + ": hand-off " + i + " did not reach the waiter"
+                        + " within 10 s of the release", e);
+            }
             if (i >= 0) {
                 micros[i] = (servedAt[0] - call) / 1000;
             }
