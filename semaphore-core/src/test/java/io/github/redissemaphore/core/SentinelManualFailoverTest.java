@@ -42,10 +42,13 @@ class SentinelManualFailoverTest {
     private static final Duration SERVED_AGAIN = Duration.ofSeconds(3);
     /**
      * With {@code replicas: 1}, within this of the step-down: the old master must first come back
-     * as the new one's replica (a full sync), and a hand-off whose confirmation no replica could
-     * acknowledge meanwhile holds its permit for its claim (the waiter heartbeat, 5 s).
+     * as the new one's replica (a full sync, or at once by a partial one on Redis 6.2), and a
+     * hand-off whose confirmation no replica could acknowledge meanwhile holds its permit for its
+     * claim (the waiter heartbeat, 5 s), and the next such hand-off for one more. Measured: 4.5 s on
+     * Redis 6.2 and 5.0-6.2 s on 7.0 most runs, 9.1 s once on 6.2 (the replica back 43 ms after the
+     * step-down), over the 8 s this allowed before.
      */
-    private static final Duration SERVED_AGAIN_REPLICATED = SERVED_AGAIN.plusSeconds(5);
+    private static final Duration SERVED_AGAIN_REPLICATED = SERVED_AGAIN.plusSeconds(10);
 
     @Test
     void aSentinelFailoverUnderLoadIsFollowedWithinSecondsOfTheOldMastersStepDown() throws Exception {
