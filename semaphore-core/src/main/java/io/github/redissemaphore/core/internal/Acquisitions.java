@@ -12,7 +12,7 @@ import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
 import io.github.redissemaphore.core.internal.redis.CancelScript;
 import io.github.redissemaphore.core.internal.redis.CancelScript.Cancelled;
 import io.github.redissemaphore.core.internal.redis.RenewScript;
-import io.github.redissemaphore.core.internal.redis.ReplicaWait.Replication;
+import io.github.redissemaphore.core.internal.redis.GrantRunner;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
@@ -53,9 +53,11 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     private final RenewalTick tick;
     /** What the permits it grants do when their holder moves them. */
     private final HeldPermits heldPermits;
+    /** Sends the calls that grant, acknowledged by replicas when the semaphore waits for them. */
+    private final GrantRunner grants;
 
     Acquisitions(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, ReplyFigures figures,
-                 BackgroundCalls backgroundCalls, RenewalTick tick, HeldPermits heldPermits) {
+                 BackgroundCalls backgroundCalls, RenewalTick tick, HeldPermits heldPermits, GrantRunner grants) {
         this.identity = identity;
         this.settings = identity.settings();
         this.keys = identity.keys();
@@ -66,6 +68,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         this.backgroundCalls = backgroundCalls;
         this.tick = tick;
         this.heldPermits = heldPermits;
+        this.grants = grants;
     }
 
     /**
@@ -76,46 +79,18 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      * fails the pending future, so the observation and the listeners' view of the acquisition end,
      * and nothing is left waiting, here or in Redis.
      */
-    PendingAcquisition begin(int permits, Duration maxWait, Duration leaseTime, boolean async,
-                             Runnable started) {
+    PendingAcquisition begin(int permits, Duration maxWait, Duration leaseTime, Runnable started) {
         context.checkOpen();
         Observations observations = context.observations();
         PendingAcquisition pending = new PendingAcquisition(Ids.permitId(), permits, maxWait, leaseTime,
                 System.nanoTime(), observations.current(), observations.acquisition(identity, permits));
         pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
         boolean wait = !maxWait.isZero();
-        if (async) {
-            long sentNanos = System.nanoTime();
-            CompletableFuture<Acquired> call;
+        try {
+            routeGrantTo(pending, wait);
+            send(pending, wait, () -> timeWait(pending), started);
+        } catch (RuntimeException e) {
             try {
-                routeGrantTo(pending, wait);
-                call = acquireCall(pending, wait);
-            } catch (RuntimeException e) {
-                try {
-                    failed(pending, e);
-                } finally {
-                    started.run();
-                }
-                return pending;
-            }
-            call.whenCompleteAsync((reply, error) -> {
-                try {
-                    if (apply(pending, call, reply, error, sentNanos, false)) {
-                        timeWait(pending);
-                    }
-                } catch (RuntimeException e) {
-                    failed(pending, e);
-                } finally {
-                    started.run();
-                }
-            }, context.callbacks());
-        } else {
-            try {
-                routeGrantTo(pending, wait);
-                if (send(pending, wait, true)) {
-                    timeWait(pending);
-                }
-            } catch (RuntimeException e) {
                 failed(pending, e);
             } finally {
                 started.run();
@@ -158,92 +133,47 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                 Instant.now().plusNanos(Math.max(pending.deadlineNanos - System.nanoTime(), 0))));
     }
 
-    /**
-     * The {@code acquire} call. With replicas to wait for, a grant in its reply has been
-     * acknowledged by them; one they did not acknowledge in time is given back, and then fails
-     * the call (whose failure path sends one more cancel, which finds nothing).
-     */
-    private CompletableFuture<Acquired> acquireCall(PendingAcquisition pending, boolean wait) {
-        if (!settings.waitsForReplicas()) {
-            return runner.send(keys, acquire(pending, wait));
-        }
-        return context.replicas().send(keys, acquire(pending, wait), replication()).thenCompose(replicated -> {
-                    Acquired reply = replicated.reply();
-                    if (reply.status() == Acquired.Status.GRANTED && replicated.acknowledged() < settings.replicas()) {
-                        return givenBack(pending).thenApplyAsync(ignored -> {
-                            throw notReplicated(replicated.acknowledged());
-                        }, context.callbacks());
-                    }
-                    return CompletableFuture.completedFuture(reply);
-                });
-    }
-
-    /**
-     * Gives back a grant the replicas did not acknowledge before the caller hears of it: the
-     * exception then says what is true, and a caller that tries again at once finds the permit
-     * free. If Redis does not answer within the command timeout, the caller is told anyway and
-     * the give-back goes on in the background.
-     */
-    private CompletableFuture<Void> givenBack(PendingAcquisition pending) {
-        return cleanUp(pending).copy().completeOnTimeout(null, runner.timeout().toNanos(), TimeUnit.NANOSECONDS);
-    }
-
     private AcquireScript acquire(PendingAcquisition pending, boolean wait) {
         return new AcquireScript(identity.limit(), pending.id, pending.count, pending.leaseTime, wait,
                 settings.fair(), context.waiterHeartbeat(), identity.inbox(), Ids.owner());
     }
 
-    private Replication replication() {
-        return new Replication(settings.replicas(), settings.replicationTimeout(),
-                context.callbacks());
-    }
-
-    private SemaphoreUnavailableException notReplicated(int acknowledged) {
-        return new SemaphoreUnavailableException(name(), Reason.NOT_REPLICATED, "A permit of semaphore '" + name()
-                + "' was granted, but only "
-                + acknowledged + " of the " + settings.replicas() + " replicas required acknowledged it within "
-                + settings.replicationTimeout().toMillis() + " ms; it was given back", null);
-    }
-
     /**
-     * Sends {@code acquire} for the pending acquisition (its first try on the caller's thread, or a
-     * re-join after its queue entry vanished, on the callback pool) and handles the reply there.
+     * Sends {@code acquire} for the pending acquisition (its first try, or a re-join after its
+     * queue entry vanished) and handles the reply on the callbacks, never on the caller's thread:
+     * a synchronous acquire is this one awaited ({@link #await}).
      *
-     * @param callersThread whether this is the caller's thread, whose interrupt ends its wait
-     * @return whether Redis queued it and it still waits
+     * @param whenQueued runs when Redis queued it and it still waits
+     * @param afterReply runs once the reply has been handled, whatever it was
      */
-    boolean send(PendingAcquisition pending, boolean wait, boolean callersThread) {
+    private void send(PendingAcquisition pending, boolean wait, Runnable whenQueued, Runnable afterReply) {
         long sentNanos = System.nanoTime();
-        @Nullable Acquired reply = null;
-        @Nullable Throwable error = null;
-        CompletableFuture<Acquired> call = acquireCall(pending, wait);
-        try {
-            reply = runner.await(keys, call);
-        } catch (SemaphoreUnavailableException e) {
-            error = e;
-        }
-        return apply(pending, call, reply, error, sentNanos, callersThread);
+        CompletableFuture<Acquired> call = grants.send(keys, acquire(pending, wait));
+        call.whenCompleteAsync((reply, error) -> {
+            try {
+                if (apply(pending, call, reply, error, sentNanos)) {
+                    whenQueued.run();
+                }
+            } catch (RuntimeException e) {
+                failed(pending, e);
+            } finally {
+                afterReply.run();
+            }
+        }, context.callbacks());
     }
 
     /**
      * Applies the reply (or failure) of an {@code acquire} call. A reply that finds the wait ended
      * meanwhile undoes what the call did, as {@link PendingAcquisition} describes.
      *
-     * @param call          the call, which may still be unsettled when the caller's wait for it
-     *                      was interrupted
-     * @param callersThread whether this runs on the caller's thread, which waited for the reply
      * @return whether Redis queued it and it still waits
      */
     private boolean apply(PendingAcquisition pending, CompletableFuture<Acquired> call, @Nullable Acquired reply,
-                          @Nullable Throwable error, long sentNanos, boolean callersThread) {
+                          @Nullable Throwable error, long sentNanos) {
         if (error != null) {
-            // An interrupt of the caller stops the client library's wait too: that is no outage.
-            Throwable failure = callersThread && Thread.currentThread().isInterrupted()
-                    ? new CancellationException("interrupted while acquiring semaphore '" + name() + "'")
-                    : ScriptRunner.failure(error);
             if (pending.end(false) != null) {
                 forget(pending);
-                pending.future.completeExceptionally(failure);
+                pending.future.completeExceptionally(ScriptRunner.failure(error));
             }
             if (!pending.isGranted()) {
                 // The call may have reached Redis before failing here: take back what it may have
@@ -288,9 +218,11 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      */
     @Override
     public void rejoin(PendingAcquisition pending) {
-        if (send(pending, true, false) && pending.isExpired()) {
-            deadlinePassed(pending);
-        }
+        send(pending, true, () -> {
+            if (pending.isExpired()) {
+                deadlinePassed(pending);
+            }
+        }, () -> { });
     }
 
     Permit await(PendingAcquisition pending) throws InterruptedException {
@@ -480,39 +412,31 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
 
     /**
      * A grant from the queue (made by another party's call): with replicas to wait for, this
-     * JVM's own write confirms it and is acknowledged by them before the caller hears of it.
+     * JVM's own write confirms it at once, acknowledged by them before the caller hears of it;
+     * without, the next tick confirms it with every claim heard meanwhile.
      */
     private void handOver(PendingAcquisition pending, long token, long heardNanos, long confirmedMicros) {
-        if (!settings.waitsForReplicas()) {
+        if (!grants.waitsForReplicas()) {
             grant(pending, token, heardNanos, confirmedMicros);
             return;
         }
         long sentNanos = System.nanoTime();
-        context.replicas().send(keys, new RenewScript(identity.limit(), context.waiterHeartbeat(), identity.inbox(),
-                        List.of(pending.id)), replication())
-                .whenCompleteAsync((replicated, error) -> {
+        grants.send(keys, new RenewScript(identity.limit(), context.waiterHeartbeat(), identity.inbox(),
+                        List.of(pending.id)))
+                .whenCompleteAsync((reply, error) -> {
                     Throwable failure = error != null ? ScriptRunner.failure(error) : null;
-                    boolean unacknowledged = false;
-                    if (replicated != null) {
-                        figures.takeIn(replicated.reply().usage());
-                        long status = replicated.reply().statuses().get(0);
-                        if (status <= 0) {
+                    if (reply != null) {
+                        figures.takeIn(reply.usage());
+                        if (reply.statuses().get(0) <= 0) {
                             failure = new SemaphoreUnavailableException(name(), Reason.UNAVAILABLE,
                                     "A permit of semaphore '" + name()
                                     + "' was granted, but its claim ended before this JVM could confirm it", null);
-                        } else if (replicated.acknowledged() < settings.replicas()) {
-                            failure = notReplicated(replicated.acknowledged());
-                            unacknowledged = true;
                         }
                     }
                     if (failure == null) {
-                        grant(pending, token, sentNanos, replicated.reply().usage().serverMicros());
-                    } else if (unacknowledged) {
-                        forget(pending);
-                        Throwable told = failure;
-                        givenBack(pending).thenRunAsync(() -> pending.future.completeExceptionally(told),
-                                context.callbacks());
+                        grant(pending, token, sentNanos, reply.usage().serverMicros());
                     } else {
+                        // (a grant the replicas did not acknowledge has been given back already)
                         forget(pending);
                         pending.future.completeExceptionally(failure);
                         cleanUp(pending);

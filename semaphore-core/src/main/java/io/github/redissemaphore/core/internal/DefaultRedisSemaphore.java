@@ -8,6 +8,7 @@ import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
+import io.github.redissemaphore.core.internal.redis.GrantRunner;
 import io.github.redissemaphore.core.internal.redis.OverrideScript;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.internal.redis.StateScript;
@@ -77,7 +78,11 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         this.backgroundCalls = new BackgroundCalls(identity, context, figures);
         LeaseWatchdog watchdog = new LeaseWatchdog(ledger, backgroundCalls, context.scheduler());
         this.heldPermits = new HeldPermits(identity, context, ledger, figures, watchdog, backgroundCalls, tick);
-        this.acquisitions = new Acquisitions(identity, context, ledger, figures, backgroundCalls, tick, heldPermits);
+        GrantRunner grants = new GrantRunner(name, context.runner(), context.replicas(), settings.replicas(),
+                settings.replicationTimeout(), context.callbacks(),
+                held -> backgroundCalls.cancel(held.id(), held.lease()));
+        this.acquisitions = new Acquisitions(identity, context, ledger, figures, backgroundCalls, tick, heldPermits,
+                grants);
         this.keeper = new LeaseKeeper(identity, context, ledger, figures, watchdog, acquisitions);
         tick.drive(keeper);
     }
@@ -120,7 +125,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     @Override
     public Optional<Permit> tryAcquire(int permits, Duration maxWait, Duration leaseTime) throws InterruptedException {
         try {
-            return Optional.of(acquisitions.await(start(permits, maxWait, leaseTime, false)));
+            return Optional.of(acquisitions.await(start(permits, maxWait, leaseTime)));
         } catch (SemaphoreRejectedException e) {
             return Optional.empty();
         }
@@ -128,12 +133,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public Permit acquire() throws InterruptedException {
-        return acquisitions.await(start(1, identity.settings().waitTime(), identity.settings().leaseTime(), false));
+        return acquisitions.await(start(1, identity.settings().waitTime(), identity.settings().leaseTime()));
     }
 
     @Override
     public Permit acquire(int permits, Duration maxWait) throws InterruptedException {
-        return acquisitions.await(start(permits, maxWait, identity.settings().leaseTime(), false));
+        return acquisitions.await(start(permits, maxWait, identity.settings().leaseTime()));
     }
 
     @Override
@@ -143,7 +148,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait, Duration leaseTime) {
-        return start(permits, maxWait, leaseTime, true).future;
+        return start(permits, maxWait, leaseTime).future;
     }
 
     @Override
@@ -183,23 +188,22 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     }
 
     /**
-     * Starts an acquisition. {@code async}: the acquire call is sent and its reply handled on the
-     * callback pool (acquireAsync: the caller's thread is never blocked); else the caller's thread
-     * waits for the reply and handles it.
+     * Starts an acquisition, which never blocks the caller's thread: a synchronous acquire awaits
+     * it ({@link Acquisitions#await}), an asynchronous one returns its future.
      */
-    private PendingAcquisition start(int permits, Duration maxWait, Duration leaseTime, boolean async) {
+    private PendingAcquisition start(int permits, Duration maxWait, Duration leaseTime) {
         identity.settings().checkRequest(permits);
         SemaphoreSettings.checkWait("maxWait", maxWait);
         SemaphoreSettings.checkLease("leaseTime", leaseTime);
         long since = figures.newestMicros();
         if (!ledger.enter(since)) {
             // Outside the ledger's lock: the live semaphore's acquisition talks to Redis.
-            return liveSemaphores.live(identity).start(permits, maxWait, leaseTime, async);
+            return liveSemaphores.live(identity).start(permits, maxWait, leaseTime);
         }
         Runnable started = once(() -> ledger.started(since));
         PendingAcquisition pending;
         try {
-            pending = acquisitions.begin(permits, maxWait, leaseTime, async, started);
+            pending = acquisitions.begin(permits, maxWait, leaseTime, started);
         } catch (RuntimeException | Error e) {
             started.run();
             UnavailableWarnings.JVM.heard(identity.baseName(), e);

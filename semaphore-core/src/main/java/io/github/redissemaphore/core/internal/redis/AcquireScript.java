@@ -5,6 +5,7 @@ import static io.github.redissemaphore.core.internal.redis.ScriptCall.millis;
 import java.time.Duration;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -48,6 +49,12 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
         // Packed as acquire.lua reads them: the record's texts travel as they are stored.
         return List.of(String.valueOf(limit), id, count + " " + millis(lease) + " " + millis(heartbeat),
                 inbox + " " + owner, String.valueOf((queue ? 1 : 0) + (fair ? 2 : 0)));
+    }
+
+    /** @return the lease of a grant */
+    @Override
+    public @Nullable Held held(Acquired reply) {
+        return reply.status() == Acquired.Status.GRANTED ? new Held(id, lease) : null;
     }
 
     @Override

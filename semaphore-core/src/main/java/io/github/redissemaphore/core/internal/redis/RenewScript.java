@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -75,6 +76,12 @@ public record RenewScript(int limit, Duration heartbeat, String inbox, List<Stri
         args.addAll(ids);
         args.addAll(spared);
         return args;
+    }
+
+    /** @return of a renewal of one id (the confirmation of a claim), that lease while it holds */
+    @Override
+    public @Nullable Held held(Renewed reply) {
+        return ids.size() == 1 && reply.statuses().get(0) > 0 ? new Held(ids.get(0), reply.leases().get(0)) : null;
     }
 
     @Override

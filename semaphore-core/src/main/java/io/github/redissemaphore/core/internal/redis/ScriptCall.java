@@ -1,7 +1,9 @@
 package io.github.redissemaphore.core.internal.redis;
 
+import java.time.Duration;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -22,6 +24,24 @@ public interface ScriptCall<T> {
 
     /** @return the reply, read by name */
     T parse(Reply reply);
+
+    /**
+     * @return the lease this reply makes held (a grant, a claim confirmed as a full lease), which
+     *         replicas must acknowledge on a semaphore that waits for them ({@link GrantRunner});
+     *         null when the reply makes nothing held
+     */
+    default @Nullable Held held(T reply) {
+        return null;
+    }
+
+    /**
+     * A lease a reply made held.
+     *
+     * @param id    the lease
+     * @param lease how long it lasts without a renewal
+     */
+    record Held(String id, Duration lease) {
+    }
 
     /** @return a duration as the scripts take it: whole milliseconds */
     static String millis(java.time.Duration duration) {
