@@ -76,7 +76,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         this.figures = new ReplyFigures(name, ledger, tick, context.mismatches().of(name, baseName, settings),
                 context.listeners(), usage -> context.caps().seen(baseName, settings, usage));
         this.backgroundCalls = new BackgroundCalls(identity, context, figures);
-        LeaseWatchdog watchdog = new LeaseWatchdog(ledger, backgroundCalls, context.scheduler());
+        LeaseKeeper.Watchdog watchdog = new LeaseKeeper.Watchdog(ledger, backgroundCalls, context.scheduler());
         this.heldPermits = new HeldPermits(identity, context, ledger, figures, watchdog, backgroundCalls, tick);
         GrantRunner grants = new GrantRunner(name, context.runner(), context.replicas(), settings.replicas(),
                 settings.replicationTimeout(), context.callbacks(),

@@ -43,12 +43,12 @@ final class HeldPermits implements DefaultPermit.PermitActions {
     private final SemaphoreContext context;
     private final SemaphoreLedger ledger;
     private final ReplyFigures figures;
-    private final LeaseWatchdog watchdog;
+    private final LeaseKeeper.Watchdog watchdog;
     private final BackgroundCalls backgroundCalls;
     private final RenewalTick tick;
 
     HeldPermits(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, ReplyFigures figures,
-                LeaseWatchdog watchdog, BackgroundCalls backgroundCalls, RenewalTick tick) {
+                LeaseKeeper.Watchdog watchdog, BackgroundCalls backgroundCalls, RenewalTick tick) {
         this.identity = identity;
         this.context = context;
         this.ledger = ledger;

@@ -18,12 +18,15 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
+import org.springframework.scheduling.TaskScheduler;
 
 /**
  * Keeps the leases of one semaphore in this JVM: the tick's one renew call for every lease and
- * every waiter, and the confirmation of claims (grants heard from the inbox). Here the JVM learns
+ * every waiter, and the confirmation of claims (grants heard from the inbox); with its
+ * {@link Watchdog}, which gives up a lease no renewal confirmed in time. Here the JVM learns
  * that a lease was lost, or adopted by another JVM, and what became of its waiters, which it
- * passes on to {@link WaiterReplies}.
+ * passes on to {@link WaiterReplies}. When the renewals run is {@link RenewalTick}'s: every owner
+ * wakes the tick, so it is made before them, and the keeper, made last, is what it drives.
  */
 final class LeaseKeeper implements RenewalTick.Renewals {
 
@@ -55,7 +58,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     private final SemaphoreContext context;
     private final SemaphoreLedger ledger;
     private final ReplyFigures figures;
-    private final LeaseWatchdog watchdog;
+    private final Watchdog watchdog;
     private final WaiterReplies waiters;
     /** A renewal failed and no renewal has succeeded since: logged once per stretch. */
     private volatile boolean renewalFailing;
@@ -71,7 +74,7 @@ final class LeaseKeeper implements RenewalTick.Renewals {
     private final AtomicLong sweepsDone = new AtomicLong();
 
     LeaseKeeper(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, ReplyFigures figures,
-                LeaseWatchdog watchdog, WaiterReplies waiters) {
+                Watchdog watchdog, WaiterReplies waiters) {
         this.identity = identity;
         this.context = context;
         this.ledger = ledger;
@@ -324,6 +327,66 @@ final class LeaseKeeper implements RenewalTick.Renewals {
         Lease lease = ledger.lease(permitId);
         if (lease != null && lease.confirmedBefore(adoptedMicros)) {
             ledger.handOver(lease);
+        }
+    }
+
+    /**
+     * Gives a lease up before it ends as this JVM measures it (the send time of the last renewal Redis
+     * confirmed, plus the lease) when no renewal has come back by then, so a holder hears of the loss
+     * before another party can have the permit. A lease given up here may still be held in Redis (a
+     * renewal that comes back late could even have extended it): it is released in the background.
+     */
+    static final class Watchdog {
+
+        private final SemaphoreLedger ledger;
+        private final BackgroundCalls backgroundCalls;
+        private final TaskScheduler scheduler;
+
+        Watchdog(SemaphoreLedger ledger, BackgroundCalls backgroundCalls, TaskScheduler scheduler) {
+            this.ledger = ledger;
+            this.backgroundCalls = backgroundCalls;
+            this.scheduler = scheduler;
+        }
+
+        /**
+         * One timer per renewal sent (and per tick skipped while one is out, and per extension), at the
+         * earliest end among its leases less a margin, run on the scheduler that no Redis call ever blocks.
+         */
+        void watch(List<Lease> leases) {
+            long earliest = leases.stream().mapToLong(lease -> lease.leaseEndsNanos() - lossMarginNanos(lease)).min()
+                    .orElse(Long.MAX_VALUE);
+            if (earliest == Long.MAX_VALUE) {
+                return;
+            }
+            try {
+                scheduler.schedule(() -> giveUpEnding(leases, "its lease was about to run out and no renewal had come"
+                                + " back from Redis"),
+                        Instant.now().plusNanos(Math.max(earliest - System.nanoTime(), 0)));
+            } catch (RejectedExecutionException e) {
+                // shutting down
+            }
+        }
+
+        /** Gives up those of {@code leases} that end within their loss margin, as this JVM measures it. */
+        void giveUpEnding(List<Lease> leases, String why) {
+            leases.stream().filter(Watchdog::aboutToEnd).forEach(lease -> {
+                if (ledger.lose(lease, why)) {
+                    backgroundCalls.release(lease);
+                }
+            });
+        }
+
+        /**
+         * How long before a lease's local end the watchdog gives it up: a holder must hear of the
+         * loss before another party can have the permit, even when the timer runs a little late on a
+         * busy machine. A tenth of its lease, at most 500 ms.
+         */
+        private static long lossMarginNanos(Lease lease) {
+            return Math.min(lease.leaseNanos() / 10, Duration.ofMillis(500).toNanos());
+        }
+
+        private static boolean aboutToEnd(Lease lease) {
+            return lease.leaseEndsNanos() - lossMarginNanos(lease) - System.nanoTime() <= 0;
         }
     }
 }
