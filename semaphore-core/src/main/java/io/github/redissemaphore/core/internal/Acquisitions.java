@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -79,16 +80,17 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      * fails the pending future, so the observation and the listeners' view of the acquisition end,
      * and nothing is left waiting, here or in Redis.
      */
-    PendingAcquisition begin(int permits, Duration maxWait, Duration leaseTime, Runnable started) {
+    PendingAcquisition begin(int permits, Duration maxWait, Duration leaseTime, boolean awaited, Runnable started) {
         context.checkOpen();
         Observations observations = context.observations();
         PendingAcquisition pending = new PendingAcquisition(Ids.permitId(), permits, maxWait, leaseTime,
-                System.nanoTime(), observations.current(), observations.acquisition(identity, permits));
+                System.nanoTime(), observations.current(), observations.acquisition(identity, permits),
+                awaited ? new WaitingCaller(context.callbacks()) : context.callbacks());
         pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
         boolean wait = !maxWait.isZero();
         try {
             routeGrantTo(pending, wait);
-            send(pending, wait, () -> timeWait(pending), started);
+            send(pending, wait, pending.firstReply, () -> timeWait(pending), started);
         } catch (RuntimeException e) {
             try {
                 failed(pending, e);
@@ -140,13 +142,15 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
 
     /**
      * Sends {@code acquire} for the pending acquisition (its first try, or a re-join after its
-     * queue entry vanished) and handles the reply on the callbacks, never on the caller's thread:
-     * a synchronous acquire is this one awaited ({@link #await}).
+     * queue entry vanished) and handles the reply on {@code replies}: the callbacks, or for the
+     * first call of a synchronous acquire, which is this one awaited, the caller's thread while it
+     * waits ({@link #await}, {@link WaitingCaller}).
      *
      * @param whenQueued runs when Redis queued it and it still waits
      * @param afterReply runs once the reply has been handled, whatever it was
      */
-    private void send(PendingAcquisition pending, boolean wait, Runnable whenQueued, Runnable afterReply) {
+    private void send(PendingAcquisition pending, boolean wait, Executor replies, Runnable whenQueued,
+                      Runnable afterReply) {
         long sentNanos = System.nanoTime();
         CompletableFuture<Acquired> call = grants.send(keys, acquire(pending, wait));
         call.whenCompleteAsync((reply, error) -> {
@@ -159,7 +163,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             } finally {
                 afterReply.run();
             }
-        }, context.callbacks());
+        }, replies);
     }
 
     /**
@@ -218,7 +222,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      */
     @Override
     public void rejoin(PendingAcquisition pending) {
-        send(pending, true, () -> {
+        send(pending, true, context.callbacks(), () -> {
             if (pending.isExpired()) {
                 deadlinePassed(pending);
             }
@@ -227,6 +231,9 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
 
     Permit await(PendingAcquisition pending) throws InterruptedException {
         try {
+            if (pending.firstReply instanceof WaitingCaller caller) {
+                caller.runUntil(pending.future);
+            }
             return pending.future.get();
         } catch (InterruptedException e) {
             abandon(pending, new CancellationException("interrupted while waiting for semaphore '" + name() + "'"));

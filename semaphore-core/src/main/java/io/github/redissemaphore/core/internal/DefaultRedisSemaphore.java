@@ -125,7 +125,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     @Override
     public Optional<Permit> tryAcquire(int permits, Duration maxWait, Duration leaseTime) throws InterruptedException {
         try {
-            return Optional.of(acquisitions.await(start(permits, maxWait, leaseTime)));
+            return Optional.of(acquisitions.await(start(permits, maxWait, leaseTime, true)));
         } catch (SemaphoreRejectedException e) {
             return Optional.empty();
         }
@@ -133,12 +133,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public Permit acquire() throws InterruptedException {
-        return acquisitions.await(start(1, identity.settings().waitTime(), identity.settings().leaseTime()));
+        return acquisitions.await(start(1, identity.settings().waitTime(), identity.settings().leaseTime(), true));
     }
 
     @Override
     public Permit acquire(int permits, Duration maxWait) throws InterruptedException {
-        return acquisitions.await(start(permits, maxWait, identity.settings().leaseTime()));
+        return acquisitions.await(start(permits, maxWait, identity.settings().leaseTime(), true));
     }
 
     @Override
@@ -148,7 +148,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait, Duration leaseTime) {
-        return start(permits, maxWait, leaseTime).future;
+        return start(permits, maxWait, leaseTime, false).future;
     }
 
     @Override
@@ -189,21 +189,22 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     /**
      * Starts an acquisition, which never blocks the caller's thread: a synchronous acquire awaits
-     * it ({@link Acquisitions#await}), an asynchronous one returns its future.
+     * it ({@code awaited}: {@link Acquisitions#await}, which handles its first reply on the
+     * caller's thread meanwhile), an asynchronous one returns its future.
      */
-    private PendingAcquisition start(int permits, Duration maxWait, Duration leaseTime) {
+    private PendingAcquisition start(int permits, Duration maxWait, Duration leaseTime, boolean awaited) {
         identity.settings().checkRequest(permits);
         SemaphoreSettings.checkWait("maxWait", maxWait);
         SemaphoreSettings.checkLease("leaseTime", leaseTime);
         long since = figures.newestMicros();
         if (!ledger.enter(since)) {
             // Outside the ledger's lock: the live semaphore's acquisition talks to Redis.
-            return liveSemaphores.live(identity).start(permits, maxWait, leaseTime);
+            return liveSemaphores.live(identity).start(permits, maxWait, leaseTime, awaited);
         }
         Runnable started = once(() -> ledger.started(since));
         PendingAcquisition pending;
         try {
-            pending = acquisitions.begin(permits, maxWait, leaseTime, started);
+            pending = acquisitions.begin(permits, maxWait, leaseTime, awaited, started);
         } catch (RuntimeException | Error e) {
             started.run();
             UnavailableWarnings.JVM.heard(identity.baseName(), e);

@@ -6,6 +6,7 @@ import io.micrometer.observation.Observation;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -52,16 +53,19 @@ final class PendingAcquisition {
     final @Nullable Observation callerObservation;
     /** The {@code semaphore.acquire} observation, stopped when {@link #future} completes. */
     final Observation observation;
+    /** Where the reply of its first call is handled: the callbacks, or the caller that awaits it. */
+    final Executor firstReply;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.SENDING);
     private volatile @Nullable ScheduledFuture<?> deadline;
     /** The wait's time is up: a call in flight at the deadline finds it so when its reply comes. */
     private volatile boolean expired;
 
     PendingAcquisition(String id, int count, Duration maxWait, Duration leaseTime, long startNanos,
-                       @Nullable Observation callerObservation, Observation observation) {
+                       @Nullable Observation callerObservation, Observation observation, Executor firstReply) {
         this.id = id;
         this.callerObservation = callerObservation;
         this.observation = observation;
+        this.firstReply = firstReply;
         this.count = count;
         this.maxWait = maxWait;
         this.leaseTime = leaseTime;

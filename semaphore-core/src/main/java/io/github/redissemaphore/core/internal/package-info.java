@@ -6,9 +6,12 @@
  * <h2>Pieces and arrows</h2>
  * An arrow is a call; {@code --Name-->} is a call through {@code Name}, a one- or two-method
  * interface the caller is given (it knows nothing else of the callee). Every arrow points one
- * way but one: a renewal reply grants a waiter ({@code LeaseKeeper --WaiterReplies--> Acquisitions})
- * while an acquisition wakes the tick that runs the renewal ({@code Acquisitions --> RenewalTick}),
- * the two meeting only through the scheduler; every other piece calls no piece that calls it. The
+ * way but one, which is the protocol's own: the renew call carries the waiters' heartbeats, so its
+ * reply grants waiters ({@code LeaseKeeper --WaiterReplies--> Acquisitions}) while an acquisition
+ * wakes the tick that runs it ({@code Acquisitions --> RenewalTick}, schedule and return), the two
+ * meeting only through the scheduler's thread; every other piece calls no piece that calls it.
+ * Made in that order: the tick first (every owner wakes it), the keeper last (what the tick runs,
+ * tied once, by {@code drive}). The
  * state one semaphore keeps in this JVM (the leases it holds, the callers it has waiting, its
  * lifecycle) is written by {@code SemaphoreLedger} only: the others change it through the ledger's methods and read it as
  * snapshots, never the maps themselves.
@@ -22,9 +25,9 @@
  *   The owners of one semaphore, made and wired in DefaultRedisSemaphore's constructor:
  *     Acquisitions     the callers' waits, from the first acquire call to a permit or an exception
  *     HeldPermits      the permits this JVM holds or takes over, and what moves them (release, extend, adopt)
- *     LeaseKeeper, RenewalTick, LeaseWatchdog
- *                      the leases with their renewal: the one tick, the renew call and its reply,
- *                      the giving up of a lease no renewal confirmed in time
+ *     LeaseKeeper      the leases with their renewal: the renew call and its reply, and its
+ *                      Watchdog, which gives up a lease no renewal confirmed in time
+ *     RenewalTick      when the renewal runs: the one timer of the semaphore, which every owner wakes
  *     ReplyFigures     the figures replies carry (gauges, limit mismatches, the caps' figures)
  *     BackgroundCalls  the calls that go on in the background (clean-ups, sent again until answered)
  *     SemaphoreLedger  the state this JVM keeps of the semaphore (the one writer of it)
@@ -36,7 +39,7 @@
  *   LeaseKeeper  --WaiterReplies--> Acquisitions (a renewal reply grants a waiter, or makes it join again)
  *   RenewalTick  --Renewals--> LeaseKeeper (on the scheduler's thread; tied once, by drive, in the constructor)
  *   Acquisitions, HeldPermits, ReplyFigures --> RenewalTick (wake, wakeWithin: schedule and return)
- *   HeldPermits, LeaseKeeper --> LeaseWatchdog --> BackgroundCalls
+ *   HeldPermits, LeaseKeeper --> LeaseKeeper.Watchdog --> BackgroundCalls
  *   Acquisitions, HeldPermits --> BackgroundCalls --> BackgroundCalls.Retries (one per registry: clean-ups
  *                                 to send again, on a timer, or at once when the registry hears Redis answer again)
  *   Acquisitions, HeldPermits, LeaseKeeper, BackgroundCalls --> ReplyFigures --> Listeners,
@@ -44,7 +47,9 @@
  *   every owner above --> SemaphoreLedger --> Lease, PendingAcquisition (the state machines),
  *                                             Listeners, Observations (events out)
  *   SemaphoreLedger --WaiterRoutes--> the registry (which waiter ids the inbox routes here)
- *   the owners --> redis.ScriptRunner, redis.ReplicaWait, redis.Inbox (all Redis I/O is in core.internal.redis)
+ *   Acquisitions --> redis.GrantRunner (the calls that grant; with replicas to wait for, through
+ *                    redis.ReplicaWait, and a grant they did not acknowledge given back --> BackgroundCalls)
+ *   the owners --> redis.ScriptRunner, redis.Inbox (all Redis I/O is in core.internal.redis)
  * </pre>
  *
  * What the registry shares with its semaphores (the protocol, the threads, the inbox, the
@@ -59,7 +64,7 @@
  * <h2>Redis I/O</h2>
  * All of it is in {@code core.internal.redis}, whose package documentation draws it: the scripts,
  * the library's connection, the replica wait, and the pub/sub inbox. This package knows it by
- * narrow types only: {@code ScriptRunner} and {@code ReplicaWait} (a call and its parsed reply),
+ * narrow types only: {@code ScriptRunner} and {@code GrantRunner} (a call and its parsed reply),
  * the {@code Inbox} interface and the grant callback the registry gives it, {@code Recovery} (the
  * registry hears Redis answer again), and {@code Refusal} (what a server refused). No type here
  * names a Lettuce or Spring listener type.

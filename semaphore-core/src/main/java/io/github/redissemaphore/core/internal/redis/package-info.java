@@ -6,7 +6,10 @@
  * {@code ReleaseScript}, ...), {@link io.github.redissemaphore.core.internal.redis.ScriptRunner}
  * (EVALSHA, EVAL on NOSCRIPT, the time bound, errors) and
  * {@link io.github.redissemaphore.core.internal.redis.ReplicaWait} (a call, then {@code WAIT}, once
- * {@link io.github.redissemaphore.core.internal.redis.WaitCheck} learnt that the server runs it).
+ * {@link io.github.redissemaphore.core.internal.redis.WaitCheck} learnt that the server runs it),
+ * wrapped, for the calls that grant, by
+ * {@link io.github.redissemaphore.core.internal.redis.GrantRunner}: the runner itself without
+ * replicas to wait for; with them, a grant they did not acknowledge is given back, then fails.
  *
  * <h2>The connections</h2>
  * <pre>
