@@ -1,17 +1,13 @@
 package io.github.redissemaphore.core.internal.redis;
 
-import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
@@ -23,7 +19,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * The library's connection of one registry, and how long a call may take on it.
+ * The library's connection of one registry: made anew at once, and every call sent on it in order.
  *
  * <p><b>The library's connection.</b> Script calls go over one connection of the registry's own,
  * made by the connection factory's Lettuce client (same address, credentials, TLS, database,
@@ -43,14 +39,16 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * not the release's caller waited for the reply.
  *
  * <p><b>Time bound.</b> {@link #timeout()}: the registry's Redis timeout, or the factory's command
- * timeout if that is shorter; the library's connection is given it as its command timeout too.
+ * timeout if that is shorter; the library's connection is given it as its command timeout too
+ * ({@link TimeBound}, which bounds each call's reply by it).
  *
  * <p><b>Whether Redis answers.</b> {@link #answering()} is false from a call that went unanswered
  * (timed out, or its connection closed under it) or a connection found closed, until the next
  * reply or connection ({@link AnswerTracker}); {@link Recovery} hears when Redis answers again.
  *
- * <p>Made by {@link ConnectionMaker}; Lettuce's own reconnects heard by {@link LettuceReconnects}; one
- * dropped for a {@code READONLY} retires ({@link ReadOnlyRetirement}).
+ * <p>Made by {@link ConnectionMaker}; Lettuce's own reconnects heard by {@link LettuceReconnects}; the
+ * calls waiting for it in {@link CallLine}; one whose server refuses a write with {@code READONLY}
+ * dropped, and the master followed, by {@link ReadOnlyFollower}.
  * A call that blocks the connection it is sent on ({@code WAIT}) goes on a connection of its own
  * ({@link DedicatedConnections}).
  */
@@ -62,29 +60,27 @@ public final class RedisConnections implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RedisConnections.class);
 
     private final LettuceConnectionFactory connectionFactory;
-    private final Duration timeout;
+    private final TimeBound bound;
     /**
      * Where connections are made and closed, and waiting calls sent once one is: never Lettuce's
      * event loop, and never a scheduler whose lateness delays anything else.
      */
     private final Executor connector;
-    /** Wraps a call that waits for a connection so it is sent in the caller's observation. */
-    private final UnaryOperator<Runnable> inCallersScope;
     private final Recovery recovery;
     private final AnswerTracker answers;
     private final LettuceReconnects reconnects;
     private final ConnectionMaker maker;
-    private final ReadOnlyWarnings readOnlyWarnings = new ReadOnlyWarnings();
-    /** The connection dropped for a READONLY, kept until its calls are back; guarded by {@link #lock}. */
-    private final ReadOnlyRetirement retirement;
+    /** Drops a connection to a demoted master, and sends its refused calls again; under {@link #lock}. */
+    private final ReadOnlyFollower follower;
 
-    /** Guards every field below but {@link #closed}: a call goes out on the connection in order. */
+    /**
+     * Guards every field below but {@link #closed}, the {@link #line} and the {@link #follower}'s
+     * state: a call goes out on the connection in order.
+     */
     private final ReentrantLock lock = new ReentrantLock();
+    /** The calls' places in line, and the calls waiting for a connection, in the order they were made. */
+    private final CallLine line;
     private @Nullable Link link;
-    /** The order of the calls made: a call refused with READONLY goes back in line where it was. */
-    private long made;
-    /** Calls made while no connection was open (or sent again), in the order they were made. */
-    private final PriorityQueue<WaitingCall> waiting = new PriorityQueue<>(WaitingCall.IN_ORDER);
     private boolean connecting;
     /** A connection was made before, or a connect failed: the next one made is a recovery. */
     private boolean lostOnce;
@@ -107,15 +103,14 @@ public final class RedisConnections implements AutoCloseable {
                     + " Lettuce), but got " + connectionFactory);
         }
         this.connectionFactory = lettuce;
-        Duration factoryTimeout = lettuce.getClientConfiguration().getCommandTimeout();
-        this.timeout = factoryTimeout.compareTo(timeout) < 0 ? factoryTimeout : timeout;
         this.connector = Objects.requireNonNull(connector, "connector");
-        this.inCallersScope = Objects.requireNonNull(inCallersScope, "inCallersScope");
+        this.line = new CallLine(inCallersScope);
         this.recovery = Objects.requireNonNull(recovery, "recovery");
         this.answers = new AnswerTracker(connector, recovery);
+        this.bound = new TimeBound(lettuce, timeout, answers, this::connectFailure);
         this.reconnects = new LettuceReconnects(connector, answers);
-        this.maker = new ConnectionMaker(lettuce, this.timeout, reconnects);
-        this.retirement = new ReadOnlyRetirement(connector);
+        this.maker = new ConnectionMaker(lettuce, bound.timeout(), reconnects);
+        this.follower = new ReadOnlyFollower(lock, new Current(), line, connector, bound.timeout());
     }
 
     /** Connections bounded by the factory's command timeout, everything done on {@code executor}: for tests. */
@@ -125,7 +120,7 @@ public final class RedisConnections implements AutoCloseable {
 
     /** @return how long a call may take before it fails */
     public Duration timeout() {
-        return timeout;
+        return bound.timeout();
     }
 
     /** The factory the connections are made by, for {@link DedicatedConnections}. */
@@ -148,7 +143,7 @@ public final class RedisConnections implements AutoCloseable {
         }
         lock.lock();
         try {
-            return link != null && link.isOpen() && waiting.isEmpty() && !retirement.busy();
+            return link != null && link.isOpen() && line.isEmpty() && !follower.busy();
         } finally {
             lock.unlock();
         }
@@ -188,14 +183,13 @@ public final class RedisConnections implements AutoCloseable {
                 reply.completeExceptionally(CallFailures.closed());
                 return;
             }
-            long order = made++;
+            long order = line.nextPlace();
             Link open = link;
-            if (open != null && open.isOpen() && waiting.isEmpty() && !retirement.busy()) {
+            if (open != null && open.isOpen() && line.isEmpty() && !follower.busy()) {
                 dispatch(open, reply, command, order, true);
                 return;
             }
-            waiting.add(new WaitingCall(order, reply, inCallersScope,
-                    target -> dispatch(target, reply, command, order, true)));
+            line.add(line.call(order, reply, target -> dispatch(target, reply, command, order, true)));
             connectIfNeeded();
         } finally {
             lock.unlock();
@@ -205,7 +199,8 @@ public final class RedisConnections implements AutoCloseable {
     /**
      * Sends on {@code open}, under the lock. A call that a demoted master refuses ({@code READONLY}:
      * it wrote nothing, as a replica refuses every write) is sent again, once, on the connection
-     * made anew, to the master the Sentinel names now ({@link #demoted}), in its place in line.
+     * made anew, to the master the Sentinel names now ({@link ReadOnlyFollower#demoted}), in its place
+     * in line.
      *
      * @param order the call's place in line (calls are sent in the order they were made)
      * @param again whether it is to be sent again if refused with READONLY (it was not yet)
@@ -218,7 +213,7 @@ public final class RedisConnections implements AutoCloseable {
         try {
             sent = command.apply(open.commands());
         } catch (RuntimeException e) {
-            settled(open);
+            follower.settled(open);
             reply.completeExceptionally(e);
             return;
         }
@@ -226,100 +221,16 @@ public final class RedisConnections implements AutoCloseable {
             try {
                 if (error != null && ReadOnlyRetirement.readOnly(error)) {
                     answers.answered();
-                    if (demoted(open, again && !reply.isDone() ? new WaitingCall(order, reply, inCallersScope,
+                    if (follower.demoted(open, again && !reply.isDone() ? line.call(order, reply,
                             target -> dispatch(target, reply, command, order, false)) : null)) {
                         return;
                     }
                 }
                 answers.complete(reply, value, error);
             } finally {
-                settled(open);
+                follower.settled(open);
             }
         });
-    }
-
-    /**
-     * The server of {@code open} refused a write as a replica: a failover demoted it (a Sentinel's
-     * {@code SENTINEL FAILOVER}, or the old master coming back as a replica), and this connection
-     * would go on talking to it. So it is dropped now and a new one made at once, which Lettuce
-     * makes to the master the Sentinel names, without waiting for a lease to run out or for
-     * Lettuce's reconnect backoff. {@code requeue} (a call refused for the first time on a dropped
-     * connection) goes back in line where it was made; the calls still out on the dropped connection
-     * come back first (refused too, as it is a replica; it retires, {@link ReadOnlyRetirement}), then
-     * the line goes out on the new one, in order. At most one connection is dropped per
-     * {@link ReadOnlyRetirement#READ_ONLY_RECONNECT_SPACING}: within it, a call the connection made
-     * anew refuses fails (the same read-only server again). Logged by {@link ReadOnlyWarnings}.
-     *
-     * @return whether {@code requeue} was put back in line
-     */
-    private boolean demoted(Link open, @Nullable WaitingCall requeue) {
-        boolean drop;
-        boolean requeued;
-        lock.lock();
-        try {
-            if (closed) {
-                return false;
-            }
-            drop = link == open && retirement.mayDrop();
-            if (drop) {
-                link = null;
-                reconnects.follow(null);
-                retirement.retire(open);
-                retireWithin(open);
-            }
-            requeued = requeue != null && open.retired();
-            if (requeued) {
-                waiting.add(requeue);
-            }
-            if (drop || requeued) {
-                connectIfNeeded();
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (drop) {
-            readOnlyWarnings.dropped();
-        }
-        return requeued;
-    }
-
-    /**
-     * A call sent on {@code open} is back (or was never sent); not under the lock. The last one back
-     * on a connection dropped for a READONLY closes it, and lets the calls in line go out.
-     */
-    private void settled(Link open) {
-        if (open.settled()) {
-            lock.lock();
-            try {
-                lineFreeIf(retirement.retired(open, false));
-            } finally {
-                lock.unlock();
-            }
-        }
-    }
-
-    /** Under the lock: however its server answers, {@code open}, retiring, closes after a call's time. */
-    private void retireWithin(Link open) {
-        try {
-            CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS, connector)
-                    .execute(() -> {
-                        lock.lock();
-                        try {
-                            lineFreeIf(retirement.retired(open, true));
-                        } finally {
-                            lock.unlock();
-                        }
-                    });
-        } catch (RejectedExecutionException e) {
-            // closing
-        }
-    }
-
-    /** Under the lock: when the connection dropped for a READONLY closed, what waits goes out, on a connection. */
-    private void lineFreeIf(boolean closedRetiring) {
-        if (closedRetiring && !waiting.isEmpty()) {
-            connectIfNeeded();
-        }
     }
 
     /** Under the lock: starts making a connection unless one is being made. */
@@ -332,7 +243,7 @@ public final class RedisConnections implements AutoCloseable {
             connector.execute(this::connect);
         } catch (RejectedExecutionException e) {
             connecting = false;
-            failWaiting(CallFailures.closed());
+            line.fail(CallFailures.closed());
         }
     }
 
@@ -347,8 +258,8 @@ public final class RedisConnections implements AutoCloseable {
             stale = link;
             if (stale != null && stale.isOpen()) {
                 connecting = false;
-                if (!retirement.busy()) {
-                    drain(stale);
+                if (!follower.busy()) {
+                    line.drain(stale);
                 }
                 return;
             }
@@ -382,8 +293,8 @@ public final class RedisConnections implements AutoCloseable {
             if (fresh == null) {
                 lastConnectFailure = failure;
                 lostOnce = true;
-                waiting.removeIf(WaitingCall::givenUp);
-                if (!waiting.isEmpty() || recovery.callsDue()) {
+                line.dropGivenUp();
+                if (!line.isEmpty() || recovery.callsDue()) {
                     retryConnect();
                 }
                 return;
@@ -394,10 +305,10 @@ public final class RedisConnections implements AutoCloseable {
             lastConnectFailure = null;
             recovered = lostOnce;
             lostOnce = true;
-            if (!retirement.busy()) {
+            if (!follower.busy()) {
                 // (Else the calls still out on the connection dropped for a READONLY come back
                 // first, to go back in line: the last of them sends the line, retired.)
-                drain(fresh);
+                line.drain(fresh);
             }
         } finally {
             lock.unlock();
@@ -405,13 +316,6 @@ public final class RedisConnections implements AutoCloseable {
         if (recovered) {
             log.info("The semaphores are connected to Redis again");
             answers.reconnected();
-        }
-    }
-
-    /** Under the lock: sends every waiting call whose caller still waits, in order. */
-    private void drain(Link open) {
-        for (WaitingCall next = waiting.poll(); next != null; next = waiting.poll()) {
-            next.sendOn(open);
         }
     }
 
@@ -424,33 +328,19 @@ public final class RedisConnections implements AutoCloseable {
             later.execute(this::connect);
         } catch (RejectedExecutionException e) {
             connecting = false;
-            failWaiting(CallFailures.closed());
+            line.fail(CallFailures.closed());
         }
     }
 
     /**
-     * @return {@code reply} failing after {@link #timeout()} (or {@code limit}, for a call that
-     *         also waits on the server) with {@link SemaphoreUnavailableException}, as does any
-     *         failure; the value parsed
+     * @return {@code reply} failing after {@code limit} ({@link #timeout()}, or longer for a call
+     *         that also waits on the server) with
+     *         {@link io.github.redissemaphore.core.SemaphoreUnavailableException}, as does any
+     *         failure; the value parsed ({@link TimeBound#within})
      */
     <R, T> CompletableFuture<T> within(SemaphoreKeys keys, CompletableFuture<R> reply, Duration limit,
                                        Function<R, T> parse) {
-        return reply.orTimeout(limit.toNanos(), TimeUnit.NANOSECONDS)
-                .handle((value, error) -> {
-                    if (error != null) {
-                        Throwable cause = CallFailures.cause(error);
-                        if (cause instanceof TimeoutException) {
-                            answers.unanswered();
-                            cause = CallFailures.noReply(limit, connectFailure());
-                        }
-                        throw CallFailures.unavailable(keys.name(), cause);
-                    }
-                    if (value == null) {
-                        throw new SemaphoreUnavailableException(keys.name(), Reason.UNAVAILABLE,
-                                "Redis gave no reply for semaphore '" + keys.name() + "'", null);
-                    }
-                    return parse.apply(value);
-                });
+        return bound.within(keys, reply, limit, parse);
     }
 
     /** @return why the last connect failed, while there is no connection; else null */
@@ -476,9 +366,9 @@ public final class RedisConnections implements AutoCloseable {
             closed = true;
             open = link;
             link = null;
-            dropped = retirement.close();
+            dropped = follower.close();
             reconnects.close();
-            failWaiting(CallFailures.closed());
+            line.fail(CallFailures.closed());
         } finally {
             lock.unlock();
         }
@@ -490,10 +380,28 @@ public final class RedisConnections implements AutoCloseable {
         }
     }
 
-    /** Under the lock. */
-    private void failWaiting(RuntimeException failure) {
-        for (WaitingCall next = waiting.poll(); next != null; next = waiting.poll()) {
-            next.fail(failure);
+    /** The library's connection as {@link ReadOnlyFollower} sees it; under the lock. */
+    private final class Current implements ReadOnlyFollower.Connection {
+
+        @Override
+        public boolean closed() {
+            return closed;
+        }
+
+        @Override
+        public boolean current(Link open) {
+            return link == open;
+        }
+
+        @Override
+        public void dropCurrent() {
+            link = null;
+            reconnects.follow(null);
+        }
+
+        @Override
+        public void connectIfNeeded() {
+            RedisConnections.this.connectIfNeeded();
         }
     }
 }
