@@ -9,8 +9,9 @@ import java.util.function.UnaryOperator;
 /**
  * The line of calls of {@link RedisConnections}: each call's place in it (calls are numbered as
  * they are made), and the calls made while no connection was open (or refused with {@code READONLY},
- * to be sent again), waiting in the order they were made ({@link WaitingCall}). Every method runs
- * under the lock of {@link RedisConnections}: a call goes out on the connection in order.
+ * to be sent again), waiting in the order they were made ({@link WaitingCall}). Every method but
+ * {@link #call} runs under the lock of {@link RedisConnections}: a call goes out on the connection
+ * in order.
  */
 final class CallLine {
 
@@ -32,6 +33,8 @@ final class CallLine {
     }
 
     /**
+     * Any thread: it only wraps the call.
+     *
      * @param order  the call's place in line ({@link #nextPlace()})
      * @param sendOn sends the call on the connection it is given, once there is one
      * @return the call, to wait in line ({@link #add}) until then

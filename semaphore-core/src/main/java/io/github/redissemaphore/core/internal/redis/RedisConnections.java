@@ -6,15 +6,11 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -27,12 +23,13 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * shared connection. So the library decides how that connection comes back, without changing
  * the application's: when it is found closed (Redis stopped, restarted, failed over, or the
  * connection dropped), it is closed for good and a new one is made at once, and again every
- * {@link #RECONNECT_DELAY} while calls wait for it, instead of waiting out Lettuce's reconnect
- * backoff, which grows to 30 s; so is a connection lost while clean-ups wait to be sent again
- * ({@link Recovery#callsDue}). Calls made while there is no open connection wait here, in order,
- * and are sent the moment one is made; a call whose caller gave up meanwhile is not sent at all
- * (a late acquire must not land after the clean-up of its failure). A factory whose client has no
- * address of its own (static master/replica) lends its dedicated connection instead, the same way.
+ * {@link ConnectionKeeper#RECONNECT_DELAY} while calls wait for it, instead of waiting out
+ * Lettuce's reconnect backoff, which grows to 30 s; so is a connection lost while clean-ups wait
+ * to be sent again ({@link Recovery#callsDue}). Calls made while there is no open connection wait
+ * in line ({@link CallLine}), in order, and are sent the moment one is made; a call whose caller
+ * gave up meanwhile is not sent at all (a late acquire must not land after the clean-up of its
+ * failure). A factory whose client has no address of its own (static master/replica) lends its
+ * dedicated connection instead, the same way.
  *
  * <p><b>Order.</b> One connection carries every script call of the registry, in the order they
  * were made: a release this JVM sent reaches Redis before any call it makes afterwards, whether or
@@ -46,46 +43,31 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * (timed out, or its connection closed under it) or a connection found closed, until the next
  * reply or connection ({@link AnswerTracker}); {@link Recovery} hears when Redis answers again.
  *
- * <p>Made by {@link ConnectionMaker}; Lettuce's own reconnects heard by {@link LettuceReconnects}; the
- * calls waiting for it in {@link CallLine}; one whose server refuses a write with {@code READONLY}
- * dropped, and the master followed, by {@link ReadOnlyFollower}.
+ * <p>Kept, and made anew, by {@link ConnectionKeeper} (made by {@link ConnectionMaker}; Lettuce's
+ * own reconnects heard by {@link LettuceReconnects}; a recovery told by {@link RecoveryNotice});
+ * one whose server refuses a write with {@code READONLY} dropped, and the master followed, by
+ * {@link ReadOnlyFollower}. This class sends the calls, in order, and closes it all.
  * A call that blocks the connection it is sent on ({@code WAIT}) goes on a connection of its own
  * ({@link DedicatedConnections}).
  */
 public final class RedisConnections implements AutoCloseable {
 
-    /** How soon a connect that failed is tried again while calls wait for a connection. */
-    static final Duration RECONNECT_DELAY = Duration.ofMillis(200);
-
-    private static final Logger log = LoggerFactory.getLogger(RedisConnections.class);
-
     private final LettuceConnectionFactory connectionFactory;
     private final TimeBound bound;
-    /**
-     * Where connections are made and closed, and waiting calls sent once one is: never Lettuce's
-     * event loop, and never a scheduler whose lateness delays anything else.
-     */
-    private final Executor connector;
-    private final Recovery recovery;
     private final AnswerTracker answers;
     private final LettuceReconnects reconnects;
-    private final ConnectionMaker maker;
     /** Drops a connection to a demoted master, and sends its refused calls again; under {@link #lock}. */
     private final ReadOnlyFollower follower;
+    /** Keeps the library's connection, and makes it anew; under {@link #lock}. */
+    private final ConnectionKeeper keeper;
 
     /**
-     * Guards every field below but {@link #closed}, the {@link #line} and the {@link #follower}'s
-     * state: a call goes out on the connection in order.
+     * Guards the state of the {@link #line}, the {@link #keeper} and the {@link #follower}: a call
+     * goes out on the connection in order.
      */
     private final ReentrantLock lock = new ReentrantLock();
     /** The calls' places in line, and the calls waiting for a connection, in the order they were made. */
     private final CallLine line;
-    private @Nullable Link link;
-    private boolean connecting;
-    /** A connection was made before, or a connect failed: the next one made is a recovery. */
-    private boolean lostOnce;
-    private @Nullable RuntimeException lastConnectFailure;
-    private volatile boolean closed;
 
     /**
      * @param timeout        the longest a call may take (the factory's command timeout is the
@@ -103,14 +85,16 @@ public final class RedisConnections implements AutoCloseable {
                     + " Lettuce), but got " + connectionFactory);
         }
         this.connectionFactory = lettuce;
-        this.connector = Objects.requireNonNull(connector, "connector");
+        Duration bounded = TimeBound.of(lettuce, timeout);
+        Objects.requireNonNull(connector, "connector");
         this.line = new CallLine(inCallersScope);
-        this.recovery = Objects.requireNonNull(recovery, "recovery");
+        Objects.requireNonNull(recovery, "recovery");
         this.answers = new AnswerTracker(connector, recovery);
-        this.bound = new TimeBound(lettuce, timeout, answers, this::connectFailure);
+        this.bound = new TimeBound(bounded, answers, this::connectFailure);
         this.reconnects = new LettuceReconnects(connector, answers);
-        this.maker = new ConnectionMaker(lettuce, bound.timeout(), reconnects);
-        this.follower = new ReadOnlyFollower(lock, new Current(), line, connector, bound.timeout());
+        ConnectionMaker maker = new ConnectionMaker(lettuce, bounded, reconnects);
+        this.follower = new ReadOnlyFollower(lock, new Current(), line, connector, bounded);
+        this.keeper = new ConnectionKeeper(lock, connector, maker, reconnects, answers, recovery, line, follower);
     }
 
     /** Connections bounded by the factory's command timeout, everything done on {@code executor}: for tests. */
@@ -143,7 +127,7 @@ public final class RedisConnections implements AutoCloseable {
         }
         lock.lock();
         try {
-            return link != null && link.isOpen() && line.isEmpty() && !follower.busy();
+            return keeper.free() != null;
         } finally {
             lock.unlock();
         }
@@ -163,7 +147,7 @@ public final class RedisConnections implements AutoCloseable {
     public void connectSoon() {
         lock.lock();
         try {
-            connectIfNeeded();
+            keeper.connectIfNeeded();
         } finally {
             lock.unlock();
         }
@@ -179,18 +163,18 @@ public final class RedisConnections implements AutoCloseable {
         answers.callMade();
         lock.lock();
         try {
-            if (closed) {
+            if (keeper.closed()) {
                 reply.completeExceptionally(CallFailures.closed());
                 return;
             }
             long order = line.nextPlace();
-            Link open = link;
-            if (open != null && open.isOpen() && line.isEmpty() && !follower.busy()) {
+            Link open = keeper.free();
+            if (open != null) {
                 dispatch(open, reply, command, order, true);
                 return;
             }
             line.add(line.call(order, reply, target -> dispatch(target, reply, command, order, true)));
-            connectIfNeeded();
+            keeper.connectIfNeeded();
         } finally {
             lock.unlock();
         }
@@ -233,105 +217,6 @@ public final class RedisConnections implements AutoCloseable {
         });
     }
 
-    /** Under the lock: starts making a connection unless one is being made. */
-    private void connectIfNeeded() {
-        if (connecting || closed) {
-            return;
-        }
-        connecting = true;
-        try {
-            connector.execute(this::connect);
-        } catch (RejectedExecutionException e) {
-            connecting = false;
-            line.fail(CallFailures.closed());
-        }
-    }
-
-    /**
-     * On the connector: uses the library's connection if it is open (again), else closes it (its
-     * own reconnects would wait out Lettuce's backoff) and makes a new one; sends what waits.
-     */
-    private void connect() {
-        Link stale;
-        lock.lock();
-        try {
-            stale = link;
-            if (stale != null && stale.isOpen()) {
-                connecting = false;
-                if (!follower.busy()) {
-                    line.drain(stale);
-                }
-                return;
-            }
-            link = null;
-            reconnects.follow(null);
-        } finally {
-            lock.unlock();
-        }
-        if (stale != null) {
-            log.warn("The connection of the semaphores to Redis closed; connecting again now and every {} ms while"
-                    + " calls wait for it", RECONNECT_DELAY.toMillis());
-            stale.close();
-        }
-        Link fresh = null;
-        RuntimeException failure = null;
-        try {
-            fresh = maker.open();
-        } catch (RuntimeException e) {
-            failure = e;
-        }
-        boolean recovered;
-        lock.lock();
-        try {
-            connecting = false;
-            if (closed) {
-                if (fresh != null) {
-                    fresh.close();
-                }
-                return;
-            }
-            if (fresh == null) {
-                lastConnectFailure = failure;
-                lostOnce = true;
-                line.dropGivenUp();
-                if (!line.isEmpty() || recovery.callsDue()) {
-                    retryConnect();
-                }
-                return;
-            }
-            link = fresh;
-            reconnects.follow(fresh.connection());
-            answers.connected();
-            lastConnectFailure = null;
-            recovered = lostOnce;
-            lostOnce = true;
-            if (!follower.busy()) {
-                // (Else the calls still out on the connection dropped for a READONLY come back
-                // first, to go back in line: the last of them sends the line, retired.)
-                line.drain(fresh);
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (recovered) {
-            log.info("The semaphores are connected to Redis again");
-            answers.reconnected();
-        }
-    }
-
-    /** Under the lock: tries to connect again in {@link #RECONNECT_DELAY}. */
-    private void retryConnect() {
-        connecting = true;
-        Executor later = CompletableFuture.delayedExecutor(RECONNECT_DELAY.toMillis(), TimeUnit.MILLISECONDS,
-                connector);
-        try {
-            later.execute(this::connect);
-        } catch (RejectedExecutionException e) {
-            connecting = false;
-            line.fail(CallFailures.closed());
-        }
-    }
-
     /**
      * @return {@code reply} failing after {@code limit} ({@link #timeout()}, or longer for a call
      *         that also waits on the server) with
@@ -345,12 +230,7 @@ public final class RedisConnections implements AutoCloseable {
 
     /** @return why the last connect failed, while there is no connection; else null */
     private @Nullable RuntimeException connectFailure() {
-        lock.lock();
-        try {
-            return link == null ? lastConnectFailure : null;
-        } finally {
-            lock.unlock();
-        }
+        return keeper.connectFailure();
     }
 
     /** Fails what waits, and closes the library's connection (and one retiring). Idempotent. */
@@ -360,12 +240,10 @@ public final class RedisConnections implements AutoCloseable {
         Link dropped;
         lock.lock();
         try {
-            if (closed) {
+            if (keeper.closed()) {
                 return;
             }
-            closed = true;
-            open = link;
-            link = null;
+            open = keeper.close();
             dropped = follower.close();
             reconnects.close();
             line.fail(CallFailures.closed());
@@ -385,23 +263,22 @@ public final class RedisConnections implements AutoCloseable {
 
         @Override
         public boolean closed() {
-            return closed;
+            return keeper.closed();
         }
 
         @Override
         public boolean current(Link open) {
-            return link == open;
+            return keeper.current(open);
         }
 
         @Override
         public void dropCurrent() {
-            link = null;
-            reconnects.follow(null);
+            keeper.dropCurrent();
         }
 
         @Override
         public void connectIfNeeded() {
-            RedisConnections.this.connectIfNeeded();
+            keeper.connectIfNeeded();
         }
     }
 }

@@ -27,16 +27,22 @@ final class TimeBound {
     private final Supplier<@Nullable RuntimeException> connectFailure;
 
     /**
-     * @param timeout        the longest a call may take (the factory's command timeout is the
-     *                       bound if it is shorter)
+     * @param timeout        how long a call may take ({@link #of})
      * @param connectFailure why the last connect failed, while there is no connection; else null
      */
-    TimeBound(LettuceConnectionFactory connectionFactory, Duration timeout, AnswerTracker answers,
-              Supplier<@Nullable RuntimeException> connectFailure) {
-        Duration factoryTimeout = connectionFactory.getClientConfiguration().getCommandTimeout();
-        this.timeout = factoryTimeout.compareTo(timeout) < 0 ? factoryTimeout : timeout;
+    TimeBound(Duration timeout, AnswerTracker answers, Supplier<@Nullable RuntimeException> connectFailure) {
+        this.timeout = timeout;
         this.answers = answers;
         this.connectFailure = connectFailure;
+    }
+
+    /**
+     * @param timeout the longest a call may take
+     * @return {@code timeout}, or the factory's command timeout if that is shorter
+     */
+    static Duration of(LettuceConnectionFactory connectionFactory, Duration timeout) {
+        Duration factoryTimeout = connectionFactory.getClientConfiguration().getCommandTimeout();
+        return factoryTimeout.compareTo(timeout) < 0 ? factoryTimeout : timeout;
     }
 
     /** @return how long a call may take before it fails */
