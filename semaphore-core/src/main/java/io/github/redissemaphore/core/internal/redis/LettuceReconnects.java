@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Hears Lettuce make the library's connection anew by itself (its own reconnect, which on a
  * Sentinel setup asks the Sentinel for the master again): to the registry, that is a new
- * connection as one {@link RedisConnections} makes is, maybe to another server
+ * connection as one {@link ConnectionKeeper} makes is, maybe to another server
  * ({@link AnswerTracker#reconnected()}).
  */
 final class LettuceReconnects {

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * on the new connection until then. At most one connection is dropped per
  * {@link #READ_ONLY_RECONNECT_SPACING}. Every method runs under the lock of {@link RedisConnections},
  * which asks and is told: this class calls nothing back (it answers whether the line is free, and
- * {@link RedisConnections} sends it, and times the retiring connection out).
+ * {@link ReadOnlyFollower} has it sent, and times the retiring connection out).
  */
 final class ReadOnlyRetirement {
 
@@ -77,7 +77,7 @@ final class ReadOnlyRetirement {
     /**
      * {@code open} was dropped for a READONLY (it is no longer the library's connection): it retires,
      * closed once the calls still out on it are back ({@link #retired}), or after the Redis timeout
-     * however its server answers ({@link RedisConnections} times it). One retiring before it
+     * however its server answers ({@link ReadOnlyFollower} times it). One retiring before it
      * (dropped a second ago or more) is closed now.
      */
     void retire(Link open) {

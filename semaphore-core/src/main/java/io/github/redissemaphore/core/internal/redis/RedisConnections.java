@@ -1,29 +1,21 @@
 package io.github.redissemaphore.core.internal.redis;
 
-import io.github.redissemaphore.core.SemaphoreUnavailableException;
-import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * The library's connection of one registry, and how long a call may take on it.
+ * The library's connection of one registry: made anew at once, and every call sent on it in order.
  *
  * <p><b>The library's connection.</b> Script calls go over one connection of the registry's own,
  * made by the connection factory's Lettuce client (same address, credentials, TLS, database,
@@ -31,65 +23,51 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * shared connection. So the library decides how that connection comes back, without changing
  * the application's: when it is found closed (Redis stopped, restarted, failed over, or the
  * connection dropped), it is closed for good and a new one is made at once, and again every
- * {@link #RECONNECT_DELAY} while calls wait for it, instead of waiting out Lettuce's reconnect
- * backoff, which grows to 30 s; so is a connection lost while clean-ups wait to be sent again
- * ({@link Recovery#callsDue}). Calls made while there is no open connection wait here, in order,
- * and are sent the moment one is made; a call whose caller gave up meanwhile is not sent at all
- * (a late acquire must not land after the clean-up of its failure). A factory whose client has no
- * address of its own (static master/replica) lends its dedicated connection instead, the same way.
+ * {@link ConnectionKeeper#RECONNECT_DELAY} while calls wait for it, instead of waiting out
+ * Lettuce's reconnect backoff, which grows to 30 s; so is a connection lost while clean-ups wait
+ * to be sent again ({@link Recovery#callsDue}). Calls made while there is no open connection wait
+ * in line ({@link CallLine}), in order, and are sent the moment one is made; a call whose caller
+ * gave up meanwhile is not sent at all (a late acquire must not land after the clean-up of its
+ * failure). A factory whose client has no address of its own (static master/replica) lends its
+ * dedicated connection instead, the same way.
  *
  * <p><b>Order.</b> One connection carries every script call of the registry, in the order they
  * were made: a release this JVM sent reaches Redis before any call it makes afterwards, whether or
  * not the release's caller waited for the reply.
  *
  * <p><b>Time bound.</b> {@link #timeout()}: the registry's Redis timeout, or the factory's command
- * timeout if that is shorter; the library's connection is given it as its command timeout too.
+ * timeout if that is shorter; the library's connection is given it as its command timeout too
+ * ({@link TimeBound}, which bounds each call's reply by it).
  *
  * <p><b>Whether Redis answers.</b> {@link #answering()} is false from a call that went unanswered
  * (timed out, or its connection closed under it) or a connection found closed, until the next
  * reply or connection ({@link AnswerTracker}); {@link Recovery} hears when Redis answers again.
  *
- * <p>Made by {@link ConnectionMaker}; Lettuce's own reconnects heard by {@link LettuceReconnects}; one
- * dropped for a {@code READONLY} retires ({@link ReadOnlyRetirement}).
+ * <p>Kept, and made anew, by {@link ConnectionKeeper} (made by {@link ConnectionMaker}; Lettuce's
+ * own reconnects heard by {@link LettuceReconnects}; a recovery told by {@link RecoveryNotice});
+ * one whose server refuses a write with {@code READONLY} dropped, and the master followed, by
+ * {@link ReadOnlyFollower}. This class sends the calls, in order, and closes it all.
  * A call that blocks the connection it is sent on ({@code WAIT}) goes on a connection of its own
  * ({@link DedicatedConnections}).
  */
 public final class RedisConnections implements AutoCloseable {
 
-    /** How soon a connect that failed is tried again while calls wait for a connection. */
-    static final Duration RECONNECT_DELAY = Duration.ofMillis(200);
-
-    private static final Logger log = LoggerFactory.getLogger(RedisConnections.class);
-
     private final LettuceConnectionFactory connectionFactory;
-    private final Duration timeout;
-    /**
-     * Where connections are made and closed, and waiting calls sent once one is: never Lettuce's
-     * event loop, and never a scheduler whose lateness delays anything else.
-     */
-    private final Executor connector;
-    /** Wraps a call that waits for a connection so it is sent in the caller's observation. */
-    private final UnaryOperator<Runnable> inCallersScope;
-    private final Recovery recovery;
+    private final TimeBound bound;
     private final AnswerTracker answers;
     private final LettuceReconnects reconnects;
-    private final ConnectionMaker maker;
-    private final ReadOnlyWarnings readOnlyWarnings = new ReadOnlyWarnings();
-    /** The connection dropped for a READONLY, kept until its calls are back; guarded by {@link #lock}. */
-    private final ReadOnlyRetirement retirement;
+    /** Drops a connection to a demoted master, and sends its refused calls again; under {@link #lock}. */
+    private final ReadOnlyFollower follower;
+    /** Keeps the library's connection, and makes it anew; under {@link #lock}. */
+    private final ConnectionKeeper keeper;
 
-    /** Guards every field below but {@link #closed}: a call goes out on the connection in order. */
+    /**
+     * Guards the state of the {@link #line}, the {@link #keeper} and the {@link #follower}: a call
+     * goes out on the connection in order.
+     */
     private final ReentrantLock lock = new ReentrantLock();
-    private @Nullable Link link;
-    /** The order of the calls made: a call refused with READONLY goes back in line where it was. */
-    private long made;
-    /** Calls made while no connection was open (or sent again), in the order they were made. */
-    private final PriorityQueue<WaitingCall> waiting = new PriorityQueue<>(WaitingCall.IN_ORDER);
-    private boolean connecting;
-    /** A connection was made before, or a connect failed: the next one made is a recovery. */
-    private boolean lostOnce;
-    private @Nullable RuntimeException lastConnectFailure;
-    private volatile boolean closed;
+    /** The calls' places in line, and the calls waiting for a connection, in the order they were made. */
+    private final CallLine line;
 
     /**
      * @param timeout        the longest a call may take (the factory's command timeout is the
@@ -107,15 +85,16 @@ public final class RedisConnections implements AutoCloseable {
                     + " Lettuce), but got " + connectionFactory);
         }
         this.connectionFactory = lettuce;
-        Duration factoryTimeout = lettuce.getClientConfiguration().getCommandTimeout();
-        this.timeout = factoryTimeout.compareTo(timeout) < 0 ? factoryTimeout : timeout;
-        this.connector = Objects.requireNonNull(connector, "connector");
-        this.inCallersScope = Objects.requireNonNull(inCallersScope, "inCallersScope");
-        this.recovery = Objects.requireNonNull(recovery, "recovery");
+        Duration bounded = TimeBound.of(lettuce, timeout);
+        Objects.requireNonNull(connector, "connector");
+        this.line = new CallLine(inCallersScope);
+        Objects.requireNonNull(recovery, "recovery");
         this.answers = new AnswerTracker(connector, recovery);
+        this.bound = new TimeBound(bounded, answers, this::connectFailure);
         this.reconnects = new LettuceReconnects(connector, answers);
-        this.maker = new ConnectionMaker(lettuce, this.timeout, reconnects);
-        this.retirement = new ReadOnlyRetirement(connector);
+        ConnectionMaker maker = new ConnectionMaker(lettuce, bounded, reconnects);
+        this.follower = new ReadOnlyFollower(lock, new Current(), line, connector, bounded);
+        this.keeper = new ConnectionKeeper(lock, connector, maker, reconnects, answers, recovery, line, follower);
     }
 
     /** Connections bounded by the factory's command timeout, everything done on {@code executor}: for tests. */
@@ -125,7 +104,7 @@ public final class RedisConnections implements AutoCloseable {
 
     /** @return how long a call may take before it fails */
     public Duration timeout() {
-        return timeout;
+        return bound.timeout();
     }
 
     /** The factory the connections are made by, for {@link DedicatedConnections}. */
@@ -148,7 +127,7 @@ public final class RedisConnections implements AutoCloseable {
         }
         lock.lock();
         try {
-            return link != null && link.isOpen() && waiting.isEmpty() && !retirement.busy();
+            return keeper.free() != null;
         } finally {
             lock.unlock();
         }
@@ -168,7 +147,7 @@ public final class RedisConnections implements AutoCloseable {
     public void connectSoon() {
         lock.lock();
         try {
-            connectIfNeeded();
+            keeper.connectIfNeeded();
         } finally {
             lock.unlock();
         }
@@ -184,19 +163,18 @@ public final class RedisConnections implements AutoCloseable {
         answers.callMade();
         lock.lock();
         try {
-            if (closed) {
+            if (keeper.closed()) {
                 reply.completeExceptionally(CallFailures.closed());
                 return;
             }
-            long order = made++;
-            Link open = link;
-            if (open != null && open.isOpen() && waiting.isEmpty() && !retirement.busy()) {
+            long order = line.nextPlace();
+            Link open = keeper.free();
+            if (open != null) {
                 dispatch(open, reply, command, order, true);
                 return;
             }
-            waiting.add(new WaitingCall(order, reply, inCallersScope,
-                    target -> dispatch(target, reply, command, order, true)));
-            connectIfNeeded();
+            line.add(line.call(order, reply, target -> dispatch(target, reply, command, order, true)));
+            keeper.connectIfNeeded();
         } finally {
             lock.unlock();
         }
@@ -205,7 +183,8 @@ public final class RedisConnections implements AutoCloseable {
     /**
      * Sends on {@code open}, under the lock. A call that a demoted master refuses ({@code READONLY}:
      * it wrote nothing, as a replica refuses every write) is sent again, once, on the connection
-     * made anew, to the master the Sentinel names now ({@link #demoted}), in its place in line.
+     * made anew, to the master the Sentinel names now ({@link ReadOnlyFollower#demoted}), in its place
+     * in line.
      *
      * @param order the call's place in line (calls are sent in the order they were made)
      * @param again whether it is to be sent again if refused with READONLY (it was not yet)
@@ -218,7 +197,7 @@ public final class RedisConnections implements AutoCloseable {
         try {
             sent = command.apply(open.commands());
         } catch (RuntimeException e) {
-            settled(open);
+            follower.settled(open);
             reply.completeExceptionally(e);
             return;
         }
@@ -226,241 +205,32 @@ public final class RedisConnections implements AutoCloseable {
             try {
                 if (error != null && ReadOnlyRetirement.readOnly(error)) {
                     answers.answered();
-                    if (demoted(open, again && !reply.isDone() ? new WaitingCall(order, reply, inCallersScope,
+                    if (follower.demoted(open, again && !reply.isDone() ? line.call(order, reply,
                             target -> dispatch(target, reply, command, order, false)) : null)) {
                         return;
                     }
                 }
                 answers.complete(reply, value, error);
             } finally {
-                settled(open);
+                follower.settled(open);
             }
         });
     }
 
     /**
-     * The server of {@code open} refused a write as a replica: a failover demoted it (a Sentinel's
-     * {@code SENTINEL FAILOVER}, or the old master coming back as a replica), and this connection
-     * would go on talking to it. So it is dropped now and a new one made at once, which Lettuce
-     * makes to the master the Sentinel names, without waiting for a lease to run out or for
-     * Lettuce's reconnect backoff. {@code requeue} (a call refused for the first time on a dropped
-     * connection) goes back in line where it was made; the calls still out on the dropped connection
-     * come back first (refused too, as it is a replica; it retires, {@link ReadOnlyRetirement}), then
-     * the line goes out on the new one, in order. At most one connection is dropped per
-     * {@link ReadOnlyRetirement#READ_ONLY_RECONNECT_SPACING}: within it, a call the connection made
-     * anew refuses fails (the same read-only server again). Logged by {@link ReadOnlyWarnings}.
-     *
-     * @return whether {@code requeue} was put back in line
-     */
-    private boolean demoted(Link open, @Nullable WaitingCall requeue) {
-        boolean drop;
-        boolean requeued;
-        lock.lock();
-        try {
-            if (closed) {
-                return false;
-            }
-            drop = link == open && retirement.mayDrop();
-            if (drop) {
-                link = null;
-                reconnects.follow(null);
-                retirement.retire(open);
-                retireWithin(open);
-            }
-            requeued = requeue != null && open.retired();
-            if (requeued) {
-                waiting.add(requeue);
-            }
-            if (drop || requeued) {
-                connectIfNeeded();
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (drop) {
-            readOnlyWarnings.dropped();
-        }
-        return requeued;
-    }
-
-    /**
-     * A call sent on {@code open} is back (or was never sent); not under the lock. The last one back
-     * on a connection dropped for a READONLY closes it, and lets the calls in line go out.
-     */
-    private void settled(Link open) {
-        if (open.settled()) {
-            lock.lock();
-            try {
-                lineFreeIf(retirement.retired(open, false));
-            } finally {
-                lock.unlock();
-            }
-        }
-    }
-
-    /** Under the lock: however its server answers, {@code open}, retiring, closes after a call's time. */
-    private void retireWithin(Link open) {
-        try {
-            CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS, connector)
-                    .execute(() -> {
-                        lock.lock();
-                        try {
-                            lineFreeIf(retirement.retired(open, true));
-                        } finally {
-                            lock.unlock();
-                        }
-                    });
-        } catch (RejectedExecutionException e) {
-            // closing
-        }
-    }
-
-    /** Under the lock: when the connection dropped for a READONLY closed, what waits goes out, on a connection. */
-    private void lineFreeIf(boolean closedRetiring) {
-        if (closedRetiring && !waiting.isEmpty()) {
-            connectIfNeeded();
-        }
-    }
-
-    /** Under the lock: starts making a connection unless one is being made. */
-    private void connectIfNeeded() {
-        if (connecting || closed) {
-            return;
-        }
-        connecting = true;
-        try {
-            connector.execute(this::connect);
-        } catch (RejectedExecutionException e) {
-            connecting = false;
-            failWaiting(CallFailures.closed());
-        }
-    }
-
-    /**
-     * On the connector: uses the library's connection if it is open (again), else closes it (its
-     * own reconnects would wait out Lettuce's backoff) and makes a new one; sends what waits.
-     */
-    private void connect() {
-        Link stale;
-        lock.lock();
-        try {
-            stale = link;
-            if (stale != null && stale.isOpen()) {
-                connecting = false;
-                if (!retirement.busy()) {
-                    drain(stale);
-                }
-                return;
-            }
-            link = null;
-            reconnects.follow(null);
-        } finally {
-            lock.unlock();
-        }
-        if (stale != null) {
-            log.warn("The connection of the semaphores to Redis closed; connecting again now and every {} ms while"
-                    + " calls wait for it", RECONNECT_DELAY.toMillis());
-            stale.close();
-        }
-        Link fresh = null;
-        RuntimeException failure = null;
-        try {
-            fresh = maker.open();
-        } catch (RuntimeException e) {
-            failure = e;
-        }
-        boolean recovered;
-        lock.lock();
-        try {
-            connecting = false;
-            if (closed) {
-                if (fresh != null) {
-                    fresh.close();
-                }
-                return;
-            }
-            if (fresh == null) {
-                lastConnectFailure = failure;
-                lostOnce = true;
-                waiting.removeIf(WaitingCall::givenUp);
-                if (!waiting.isEmpty() || recovery.callsDue()) {
-                    retryConnect();
-                }
-                return;
-            }
-            link = fresh;
-            reconnects.follow(fresh.connection());
-            answers.connected();
-            lastConnectFailure = null;
-            recovered = lostOnce;
-            lostOnce = true;
-            if (!retirement.busy()) {
-                // (Else the calls still out on the connection dropped for a READONLY come back
-                // first, to go back in line: the last of them sends the line, retired.)
-                drain(fresh);
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (recovered) {
-            log.info("The semaphores are connected to Redis again");
-            answers.reconnected();
-        }
-    }
-
-    /** Under the lock: sends every waiting call whose caller still waits, in order. */
-    private void drain(Link open) {
-        for (WaitingCall next = waiting.poll(); next != null; next = waiting.poll()) {
-            next.sendOn(open);
-        }
-    }
-
-    /** Under the lock: tries to connect again in {@link #RECONNECT_DELAY}. */
-    private void retryConnect() {
-        connecting = true;
-        Executor later = CompletableFuture.delayedExecutor(RECONNECT_DELAY.toMillis(), TimeUnit.MILLISECONDS,
-                connector);
-        try {
-            later.execute(this::connect);
-        } catch (RejectedExecutionException e) {
-            connecting = false;
-            failWaiting(CallFailures.closed());
-        }
-    }
-
-    /**
-     * @return {@code reply} failing after {@link #timeout()} (or {@code limit}, for a call that
-     *         also waits on the server) with {@link SemaphoreUnavailableException}, as does any
-     *         failure; the value parsed
+     * @return {@code reply} failing after {@code limit} ({@link #timeout()}, or longer for a call
+     *         that also waits on the server) with
+     *         {@link io.github.redissemaphore.core.SemaphoreUnavailableException}, as does any
+     *         failure; the value parsed ({@link TimeBound#within})
      */
     <R, T> CompletableFuture<T> within(SemaphoreKeys keys, CompletableFuture<R> reply, Duration limit,
                                        Function<R, T> parse) {
-        return reply.orTimeout(limit.toNanos(), TimeUnit.NANOSECONDS)
-                .handle((value, error) -> {
-                    if (error != null) {
-                        Throwable cause = CallFailures.cause(error);
-                        if (cause instanceof TimeoutException) {
-                            answers.unanswered();
-                            cause = CallFailures.noReply(limit, connectFailure());
-                        }
-                        throw CallFailures.unavailable(keys.name(), cause);
-                    }
-                    if (value == null) {
-                        throw new SemaphoreUnavailableException(keys.name(), Reason.UNAVAILABLE,
-                                "Redis gave no reply for semaphore '" + keys.name() + "'", null);
-                    }
-                    return parse.apply(value);
-                });
+        return bound.within(keys, reply, limit, parse);
     }
 
     /** @return why the last connect failed, while there is no connection; else null */
     private @Nullable RuntimeException connectFailure() {
-        lock.lock();
-        try {
-            return link == null ? lastConnectFailure : null;
-        } finally {
-            lock.unlock();
-        }
+        return keeper.connectFailure();
     }
 
     /** Fails what waits, and closes the library's connection (and one retiring). Idempotent. */
@@ -470,15 +240,13 @@ public final class RedisConnections implements AutoCloseable {
         Link dropped;
         lock.lock();
         try {
-            if (closed) {
+            if (keeper.closed()) {
                 return;
             }
-            closed = true;
-            open = link;
-            link = null;
-            dropped = retirement.close();
+            open = keeper.close();
+            dropped = follower.close();
             reconnects.close();
-            failWaiting(CallFailures.closed());
+            line.fail(CallFailures.closed());
         } finally {
             lock.unlock();
         }
@@ -490,10 +258,27 @@ public final class RedisConnections implements AutoCloseable {
         }
     }
 
-    /** Under the lock. */
-    private void failWaiting(RuntimeException failure) {
-        for (WaitingCall next = waiting.poll(); next != null; next = waiting.poll()) {
-            next.fail(failure);
+    /** The library's connection as {@link ReadOnlyFollower} sees it; under the lock. */
+    private final class Current implements ReadOnlyFollower.Connection {
+
+        @Override
+        public boolean closed() {
+            return keeper.closed();
+        }
+
+        @Override
+        public boolean current(Link open) {
+            return keeper.current(open);
+        }
+
+        @Override
+        public void dropCurrent() {
+            keeper.dropCurrent();
+        }
+
+        @Override
+        public void connectIfNeeded() {
+            keeper.connectIfNeeded();
         }
     }
 }

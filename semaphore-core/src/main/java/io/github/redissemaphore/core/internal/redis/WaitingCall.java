@@ -18,7 +18,7 @@ final class WaitingCall {
     /** The order the calls were made in: a call refused with READONLY goes back in line where it was. */
     static final Comparator<WaitingCall> IN_ORDER = Comparator.comparingLong(call -> call.order);
 
-    /** Its place in line: calls are numbered as they are made ({@link RedisConnections}). */
+    /** Its place in line: calls are numbered as they are made ({@link CallLine}). */
     private final long order;
     private final CompletableFuture<?> reply;
     private final Runnable send;

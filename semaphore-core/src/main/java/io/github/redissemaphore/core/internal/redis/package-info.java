@@ -13,12 +13,19 @@
  *
  * <h2>The connections</h2>
  * <pre>
- *   ScriptRunner, ReplicaWait --> RedisConnections  the library's connection: calls in order, queued
- *                                                    while there is none, made anew at once, READONLY
- *                                                    followed to the new master; the time bound
- *   RedisConnections --> ConnectionMaker (makes it, as a Link), LettuceReconnects (Lettuce made it anew
- *                        by itself), WaitingCall (a call waiting for it, in the order made),
- *                        ReadOnlyWarnings, ReadOnlyRetirement (the connection dropped for READONLY,
+ *   ScriptRunner, ReplicaWait --> RedisConnections  the library's connection: sends the calls on it,
+ *                                                    in order; closes it all
+ *   RedisConnections --> TimeBound     how long a call may take; a reply bounded by it
+ *                    --> CallLine      the calls' places in line; the calls waiting for a connection
+ *                                      (WaitingCall), in the order made
+ *                    --> ConnectionKeeper  the connection now; made anew at once, and every 200 ms
+ *                                          while calls wait; sends the line once one is made
+ *                    --> ReadOnlyFollower  READONLY: the connection dropped, the master followed, the
+ *                                          refused calls sent again in their place
+ *   ConnectionKeeper --> ConnectionMaker (makes it, as a Link), LettuceReconnects (Lettuce made it
+ *                        anew by itself), RecoveryNotice (a connection made is a recovery: logged,
+ *                        told to the registry)
+ *   ReadOnlyFollower --> ReadOnlyWarnings, ReadOnlyRetirement (the connection dropped for READONLY,
  *                        kept until its calls are back; at most one dropped a second)
  *   ReplicaWait, WaitCheck --> DedicatedConnections  a connection of its own, from the factory, for WAIT
  *   RedisConnections, DedicatedConnections --> AnswerTracker  whether Redis answers, unanswered since;
