@@ -9,7 +9,6 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.internal.ReplyFigures.CapFigures;
 import io.github.redissemaphore.core.internal.ReplyFigures.LimitMismatches;
-import io.github.redissemaphore.core.internal.redis.DedicatedConnections;
 import io.github.redissemaphore.core.internal.redis.Inbox;
 import io.github.redissemaphore.core.internal.redis.InboxChoice;
 import io.github.redissemaphore.core.internal.redis.Recovery;
@@ -139,10 +138,8 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.connections = new RedisConnections(connectionFactory, redisTimeout, callbacks,
                 observations::inCallersScope, recovery());
         this.commands = new ScriptRunner(connections);
-        DedicatedConnections dedicated = new DedicatedConnections(connections,
-                observations.inCallersObservation(callbacks));
-        this.waitCheck = new WaitCheck(connections, dedicated, callbacks);
-        this.replicas = new ReplicaWait(connections, dedicated, waitCheck);
+        this.replicas = new ReplicaWait(connections, observations.inCallersObservation(callbacks), callbacks);
+        this.waitCheck = replicas.waitCheck();
         this.listeners = new Listeners(listeners);
         this.waiterHeartbeat = waiterHeartbeat;
         this.waiterTick = waiterTick;

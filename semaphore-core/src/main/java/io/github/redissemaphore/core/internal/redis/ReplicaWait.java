@@ -22,14 +22,23 @@ public final class ReplicaWait {
     private final WaitCheck waitCheck;
 
     /**
-     * @param connections the library's connection, for the Redis timeout and the bound of a call
-     * @param dedicated   lends the connection the call, the marker and {@code WAIT} go on
-     * @param waitCheck   learns whether the server runs {@code WAIT} before the first call that needs it
+     * Lends, for {@code WAIT}, connections of their own ({@link DedicatedConnections}), and learns
+     * whether the server runs {@code WAIT} before the first call that needs it ({@link WaitCheck}).
+     *
+     * @param connections the library's connection, for the Redis timeout, the bound of a call and
+     *                    the factory the lent connections come from
+     * @param lender      where a connection is lent (connecting may block)
+     * @param closer      where a lent connection is closed
      */
-    public ReplicaWait(RedisConnections connections, DedicatedConnections dedicated, WaitCheck waitCheck) {
+    public ReplicaWait(RedisConnections connections, Executor lender, Executor closer) {
         this.connections = connections;
-        this.dedicated = dedicated;
-        this.waitCheck = waitCheck;
+        this.dedicated = new DedicatedConnections(connections, lender);
+        this.waitCheck = new WaitCheck(connections, dedicated, closer);
+    }
+
+    /** @return what learns whether the server runs {@code WAIT} (asked at start-up, too) */
+    public WaitCheck waitCheck() {
+        return waitCheck;
     }
 
     /**

@@ -27,7 +27,9 @@
  *                        told to the registry)
  *   ReadOnlyFollower --> ReadOnlyWarnings, ReadOnlyRetirement (the connection dropped for READONLY,
  *                        kept until its calls are back; at most one dropped a second)
- *   ReplicaWait, WaitCheck --> DedicatedConnections  a connection of its own, from the factory, for WAIT
+ *   ReplicaWait --> WaitCheck, DedicatedConnections  its own: whether the server runs WAIT, and a
+ *                                                    connection of its own, from the factory, for it
+ *   WaitCheck --> DedicatedConnections
  *   RedisConnections, DedicatedConnections --> AnswerTracker  whether Redis answers, unanswered since;
  *                                                             tells the registry's Recovery
  *   failures --> CallFailures (no reply, no connection, closed), RefusedCalls and Refusal (what a
