@@ -15,6 +15,9 @@ import java.util.concurrent.LinkedBlockingQueue;
  */
 final class WaitingCaller implements Executor {
 
+    /** Wakes the caller when its acquisition completes; nothing to run once it stopped waiting. */
+    private static final Runnable WAKE = () -> { };
+
     private final Executor fallback;
     private final LinkedBlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
     private volatile boolean waiting = true;
@@ -26,13 +29,13 @@ final class WaitingCaller implements Executor {
     @Override
     public void execute(Runnable task) {
         if (!waiting) {
-            fallback.execute(task);
+            handOn(task);
             return;
         }
         tasks.add(task);
         // The caller may have stopped waiting since the check: whoever takes the task out runs it.
         if (!waiting && tasks.remove(task)) {
-            fallback.execute(task);
+            handOn(task);
         }
     }
 
@@ -44,7 +47,7 @@ final class WaitingCaller implements Executor {
      */
     void runUntil(CompletableFuture<?> done) throws InterruptedException {
         // Its completion wakes the loop, whichever thread completes it.
-        done.whenComplete((value, error) -> execute(() -> { }));
+        done.whenComplete((value, error) -> execute(WAKE));
         try {
             while (!done.isDone()) {
                 tasks.take().run();
@@ -52,8 +55,14 @@ final class WaitingCaller implements Executor {
         } finally {
             waiting = false;
             for (Runnable task = tasks.poll(); task != null; task = tasks.poll()) {
-                fallback.execute(task);
+                handOn(task);
             }
+        }
+    }
+
+    private void handOn(Runnable task) {
+        if (task != WAKE) {
+            fallback.execute(task);
         }
     }
 }
