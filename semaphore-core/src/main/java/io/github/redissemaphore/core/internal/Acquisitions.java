@@ -9,10 +9,8 @@ import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.github.redissemaphore.core.internal.redis.AcquireScript;
 import io.github.redissemaphore.core.internal.redis.AcquireScript.Acquired;
-import io.github.redissemaphore.core.internal.redis.CancelScript;
-import io.github.redissemaphore.core.internal.redis.CancelScript.Cancelled;
-import io.github.redissemaphore.core.internal.redis.RenewScript;
 import io.github.redissemaphore.core.internal.redis.GrantRunner;
+import io.github.redissemaphore.core.internal.redis.RenewScript;
 import io.github.redissemaphore.core.internal.redis.ScriptRunner;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
@@ -24,11 +22,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BiConsumer;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -56,6 +49,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     private final HeldPermits heldPermits;
     /** Sends the calls that grant, acknowledged by replicas when the semaphore waits for them. */
     private final GrantRunner grants;
+    /** Cancels the waits whose time is up, and tells what their callers hear. */
+    private final DeadlineCancel deadlineCancel;
 
     Acquisitions(SemaphoreIdentity identity, SemaphoreContext context, SemaphoreLedger ledger, ReplyFigures figures,
                  BackgroundCalls backgroundCalls, RenewalTick tick, HeldPermits heldPermits, GrantRunner grants) {
@@ -70,6 +65,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         this.tick = tick;
         this.heldPermits = heldPermits;
         this.grants = grants;
+        this.deadlineCancel = new DeadlineCancel(identity, context, figures, backgroundCalls);
     }
 
     /**
@@ -300,99 +296,28 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     }
 
     /**
-     * The wait's time is up. A queued wait is cancelled in Redis, and the cancel's reply says what
-     * Redis decided: a grant that crossed the deadline is the caller's permit, else the caller is
-     * rejected. A reply that is late is waited for, up to the Redis timeout counted from the
-     * cancel's own send (not from the wait's start: a late reply of a healthy Redis is no outage).
-     * The caller hears {@link SemaphoreUnavailableException} only when Redis did not answer in
-     * time: the cancel timed out, or Redis has answered nothing at all for the Redis timeout since
-     * a call sent before the cancel ({@link #watchSilence}). A wait whose call is in flight (a
-     * re-join) is decided by that call's reply instead, which cancels at once if it queued the
-     * wait again ({@link #rejoin}).
+     * The wait's time is up. A queued wait is cancelled in Redis ({@link DeadlineCancel}), whose
+     * decision ends it here: a grant that crossed the deadline is the caller's permit, else the
+     * caller is rejected, or told that Redis did not answer in time. A wait whose call is in
+     * flight (a re-join) is decided by that call's reply instead, which cancels at once if it
+     * queued the wait again ({@link #rejoin}).
      */
     private void deadlinePassed(PendingAcquisition pending) {
         if (!pending.expire()) {
             return;
         }
-        long sentNanos = System.nanoTime();
-        // Asynchronous: the scheduler thread is free at once, whatever Redis does. Whoever answers
-        // the caller first (the cancel's reply or failure, or the silence watch) sets `answered`;
-        // a reply that comes after the caller was answered gives back whatever it found.
-        AtomicBoolean answered = new AtomicBoolean();
-        CompletableFuture<Cancelled> cancel = runner.send(keys, new CancelScript(identity.limit(), pending.id, false));
-        watchSilence(pending, answered, cancel, sentNanos);
-        whenDone(cancel, (reply, error) -> {
-            if (!answered.compareAndSet(false, true)) {
-                // The caller has been answered: whatever this found goes back.
-                cleanUp(pending);
-            } else if (error != null) {
+        deadlineCancel.send(pending, decision -> {
+            SemaphoreUnavailableException failure = decision.failure();
+            if (failure != null) {
                 forget(pending);
-                SemaphoreException failure = ScriptRunner.failure(error);
-                // what the failure says (a refusal, a shutdown, no connection), else the silence
-                Reason reason = Reason.of(failure);
-                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(),
-                        reason == Reason.UNAVAILABLE ? Reason.NO_ANSWER : reason,
-                        "The wait for semaphore '" + name() + "' ended, and Redis did not answer within "
-                        + runner.timeout().toMillis() + " ms whether it had been granted: " + failure.getMessage(),
-                        failure));
-                // The entry may still be there, or granted: take it back once Redis answers.
-                cleanUp(pending);
+                pending.future.completeExceptionally(failure);
+                if (decision.cleanUp()) {
+                    cleanUp(pending);
+                }
+            } else if (decision.grantedToken() > 0) {
+                handOver(pending, decision.grantedToken(), decision.sentNanos(), decision.serverMicros());
             } else {
-                figures.takeIn(reply.usage());
-                if (reply.grantedToken() > 0) {
-                    // Granted just before the deadline (its message is still on the way); cancel
-                    // confirmed its claim as a full lease.
-                    handOver(pending, reply.grantedToken(), sentNanos, reply.usage().serverMicros());
-                } else {
-                    reject(pending);
-                }
-            }
-        });
-    }
-
-    /**
-     * While the deadline's cancel is out: if Redis had already stopped answering before it was
-     * sent (a call of this JVM has been out unanswered since then), the caller hears
-     * {@link SemaphoreUnavailableException} once Redis has answered nothing for the Redis timeout,
-     * which may be before the cancel's own timeout ends. Any reply of Redis meanwhile, to any call
-     * of this JVM, means it answers: then only the cancel's own timeout ends the wait without its
-     * reply. Timed by the scheduler.
-     */
-    private void watchSilence(PendingAcquisition pending, AtomicBoolean answered, CompletableFuture<?> cancel,
-                              long sentNanos) {
-        long timeout = runner.timeout().toNanos();
-        long silentSince = runner.unansweredSinceNanos();
-        if (silentSince - sentNanos >= 0) {
-            return;
-        }
-        try {
-            ScheduledFuture<?> check = context.scheduler().schedule(() -> {
-                long silent = System.nanoTime() - runner.unansweredSinceNanos();
-                if (cancel.isDone() || silent < timeout || !answered.compareAndSet(false, true)) {
-                    return;
-                }
-                forget(pending);
-                pending.future.completeExceptionally(new SemaphoreUnavailableException(name(), Reason.NO_ANSWER,
-                        "The wait for semaphore '" + name() + "' ended, and Redis has answered nothing for "
-                        + TimeUnit.NANOSECONDS.toMillis(silent) + " ms, so whether it had been granted is not known",
-                        null));
-            }, Instant.now().plusNanos(Math.max(silentSince + timeout - System.nanoTime(), 0)));
-            cancel.whenComplete((reply, error) -> check.cancel(false));
-        } catch (RejectedExecutionException e) {
-            // Shutting down: the cancel's own timeout bounds the answer.
-        }
-    }
-
-    /**
-     * Runs {@code action} with the outcome of {@code call} on the callbacks, or where the call
-     * completed if they no longer take tasks (shutting down): a caller is always answered.
-     */
-    private <T> void whenDone(CompletableFuture<T> call, BiConsumer<? super T, ? super Throwable> action) {
-        call.whenComplete((value, error) -> {
-            try {
-                context.callbacks().execute(() -> action.accept(value, error));
-            } catch (RejectedExecutionException e) {
-                action.accept(value, error);
+                reject(pending);
             }
         });
     }
