@@ -221,7 +221,10 @@ class CappedScriptModelTest {
 
         void run(int steps) {
             for (int step = 1; step <= steps; step++) {
-                if (step == steps / 4 || step == steps / 2) {
+                // and, while no sweep has found a lease to end yet (a long walk may have given back
+                // every old lease of the sweeping JVM by then), every eighth of the walk after half
+                boolean again = step > steps / 2 && sweepsEnding == 0 && step % Math.max(1, steps / 8) == 0;
+                if (step == steps / 4 || step == steps / 2 || again) {
                     // The sweep spares leases younger than 1 s (S1): let those held now grow older, then
                     // sweep every key, as a JVM's renewals do after its connection was made anew.
                     try {
