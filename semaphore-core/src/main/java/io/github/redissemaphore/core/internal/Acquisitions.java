@@ -40,7 +40,6 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
     private final SemaphoreSettings settings;
     private final SemaphoreKeys keys;
     private final SemaphoreContext context;
-    private final ScriptRunner runner;
     private final SemaphoreLedger ledger;
     private final ReplyFigures figures;
     private final BackgroundCalls backgroundCalls;
@@ -58,7 +57,6 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
         this.settings = identity.settings();
         this.keys = identity.keys();
         this.context = context;
-        this.runner = context.runner();
         this.ledger = ledger;
         this.figures = figures;
         this.backgroundCalls = backgroundCalls;
