@@ -346,6 +346,55 @@ class LateReplyTest {
         }
     }
 
+    // --- the confirmation of a claim ------------------------------------------------------------------------
+
+    /**
+     * A claim longer than its lease (a waiter heartbeat of 2 s, a lease of 300 ms, not renewed):
+     * the renewal that confirms it sets it to end 300 ms after Redis runs it, sooner than the claim
+     * this JVM heard. While that renewal's reply is {@link #LATE}, this JVM must count on the
+     * sooner end from the renewal's send: at no moment is the permit {@link Permit#isHeld() held}
+     * here after a {@code state()} in which Redis no longer has it. (Found by ModelBasedTest, seed
+     * -4540703283829372059, on a loaded CI machine: before the fix the JVM kept the claim's end.)
+     * The grant's message comes late too, so the renewal is sent while replies are late.
+     */
+    @Test
+    @Timeout(60)
+    void aClaimLongerThanItsLeaseIsNeverBelievedHeldPastTheEndItsLateConfirmationSet() throws Exception {
+        Duration lease = Duration.ofMillis(300);
+        Duration heartbeat = Duration.ofSeconds(2);
+        try (TcpProxy proxy = TcpProxy.to(server)) {
+            SemaphoreSettings settings = SemaphoreSettings.DEFAULTS.withPermits(1).withLeaseTime(lease)
+                    .withAutoRenew(false);
+            RedisSemaphore holderJvm = fixture.registry(server.connectionFactory()).semaphore(name, settings);
+            RedisSemaphore waiterJvm = fixture.registry(proxy.connectionFactory(TIMEOUT),
+                    b -> b.redisTimeout(TIMEOUT).waiterHeartbeat(heartbeat)).semaphore(name, settings);
+            Permit held = holderJvm.tryAcquire().orElseThrow(() -> new AssertionError("no permit"));
+            CompletableFuture<Permit> waiting = waiterJvm.acquireAsync(1, Duration.ofSeconds(20));
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> holderJvm.state().waiters().size() == 1);
+            proxy.delayReplies(LATE);
+            held.release();
+            Permit claimed = waiting.get(15, TimeUnit.SECONDS);
+            // Until well after the confirmation's reply came and the 300 ms it set ran out.
+            long until = System.nanoTime() + LATE.multipliedBy(3).plus(lease).toNanos();
+            int checks = 0;
+            while (System.nanoTime() < until) {
+                boolean inRedis = holderJvm.state().holders().stream().anyMatch(h -> h.permitId().equals(claimed.id())
+                        && !h.leaseRemaining().isNegative());
+                if (claimed.isHeld()) {
+                    checks++;
+                    assertThat(inRedis).as("the permit is held here after a state() in which Redis has it no more"
+                            + " (check %d)", checks).isTrue();
+                }
+                Thread.sleep(10);
+            }
+            assertThat(claimed.isHeld()).as("its 300 ms lease ended long ago").isFalse();
+            System.out.printf("late confirmation of a claim: %d checks while held%n", checks);
+            proxy.delayReplies(Duration.ZERO);
+            awaitIdle(holderJvm, "after the claim's lease ended", Duration.ofSeconds(15));
+        }
+    }
+
     // --- the cold start of issue 28 --------------------------------------------------------------------------
 
     /**

@@ -132,12 +132,13 @@ final class HeldPermits implements DefaultPermit.PermitActions {
     @Override
     public void extend(Lease lease, Duration leaseTime) {
         long sentNanos = System.nanoTime();
+        // From the send on, a shorter lease may be set already (see LeaseKeeper#renew).
+        lease.mayHaveSet(sentNanos, leaseTime);
         Leased reply;
         try {
             reply = context.runner().call(identity.keys(), LeaseScript.extend(identity.limit(), lease.id(), leaseTime,
                     identity.inbox()));
         } catch (SemaphoreUnavailableException e) {
-            lease.mayHaveSet(sentNanos, leaseTime);
             tick.wake();
             // A shorter lease may have been set: its end needs a watchdog of its own, as the
             // renewal in flight (if any) was timed for the old one.

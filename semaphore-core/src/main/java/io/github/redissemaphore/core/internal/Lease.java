@@ -102,6 +102,13 @@ final class Lease {
      * crossed a newer one (a renewal sent before an extension, answered after it) is ignored.
      */
     private long confirmedMicros;
+    /**
+     * System.nanoTime() of the latest call sent that may set the lease sooner than this JVM
+     * counts on ({@link #mayHaveSet}): the reply of a call sent before it cannot move the end
+     * past what that call may have set. Meaningful once {@link #maySetSent}.
+     */
+    private long maySetSentNanos;
+    private boolean maySetSent;
 
     /**
      * @param handle    the permit its holder sees
@@ -294,8 +301,15 @@ final class Lease {
             state.compareAndSet(State.CLAIMED, State.HELD);
             if (serverMicros > confirmedMicros) {
                 confirmedMicros = serverMicros;
-                leaseNanos = lease.toNanos();
-                leaseEndsNanos = sentNanos + leaseNanos;
+                long ends = sentNanos + lease.toNanos();
+                if (maySetSent && sentNanos - maySetSentNanos < 0) {
+                    // A call sent after this one may have set a sooner end, in Redis after it.
+                    leaseNanos = Math.min(leaseNanos, lease.toNanos());
+                    leaseEndsNanos = Math.min(leaseEndsNanos, ends);
+                } else {
+                    leaseNanos = lease.toNanos();
+                    leaseEndsNanos = ends;
+                }
             }
         } finally {
             lock.unlock();
@@ -313,12 +327,17 @@ final class Lease {
     }
 
     /**
-     * A call that may or may not have set the lease to {@code lease} got no answer: until Redis
-     * says, this JVM counts on the shorter of the two.
+     * A call sent at {@code sentNanos} may set the lease to end {@code lease} after Redis runs it
+     * (a renewal, an extension): from its send until Redis says (and if it gets no answer), this
+     * JVM counts on the sooner of that and the end it had.
      */
     void mayHaveSet(long sentNanos, Duration lease) {
         lock.lock();
         try {
+            if (!maySetSent || sentNanos - maySetSentNanos > 0) {
+                maySetSentNanos = sentNanos;
+                maySetSent = true;
+            }
             leaseNanos = Math.min(leaseNanos, lease.toNanos());
             leaseEndsNanos = Math.min(leaseEndsNanos, sentNanos + lease.toNanos());
         } finally {

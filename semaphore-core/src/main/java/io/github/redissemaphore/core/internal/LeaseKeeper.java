@@ -184,6 +184,11 @@ final class LeaseKeeper implements RenewalTick.Renewals {
         leases.forEach(lease -> ids.add(lease.id()));
         queued.forEach(pending -> ids.add(pending.id));
         long sentNanos = tick ? renewalInFlight.get() : System.nanoTime();
+        // Redis may run this call long before its reply comes back, and it sets each lease to end
+        // its own length after that: for a claim longer than its lease (a waiter heartbeat above
+        // the lease time) that is sooner than the claim this JVM counts on. So from the send on,
+        // each lease counts on the sooner of the two; for a held lease this changes nothing.
+        leases.forEach(lease -> lease.mayHaveSet(sentNanos, Duration.ofNanos(lease.leaseNanos())));
         watchdog.watch(leases);
         CompletableFuture<Renewed> renewal = context.runner().send(identity.keys(), new RenewScript(identity.limit(),
                 context.waiterHeartbeat(), identity.inbox(), ids, sweep.spared(), sweep.watermark()));
