@@ -2,6 +2,8 @@ package io.github.redissemaphore.core;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Hears what the semaphores of one registry do, for metrics and logs. Every call carries only
  * what the Redis scripts already returned: listening costs no Redis call. Methods run on the
@@ -23,6 +25,21 @@ public interface SemaphoreListener {
 
     /** An acquisition ended after {@code elapsed}. */
     default void acquisitionEnded(String semaphore, int permits, Outcome outcome, Duration elapsed) {
+    }
+
+    /**
+     * A caller of this JVM joined the queue of {@code semaphore} at {@code position} (1: the head),
+     * with the wait predicted there: its place times the average hold, over the permits; null
+     * while no hold has been measured.
+     */
+    default void queued(String semaphore, int permits, int position, @Nullable Duration predictedWait) {
+    }
+
+    /**
+     * An acquisition got no permit, for {@code reason} (then {@link #acquisitionEnded} follows with
+     * {@link Outcome#REJECTED}): what a counter of refusals by reason counts.
+     */
+    default void rejected(String semaphore, int permits, SemaphoreRejectedException.Reason reason) {
     }
 
     /** This JVM now holds {@code permit}. */

@@ -25,9 +25,21 @@ import java.time.Duration;
  *                  semaphore with a cap is used per key only
  *                  ({@link SemaphoreRegistry#semaphore(String, String, SemaphoreSettings)}), and all its keys
  *                  live in one Redis Cluster slot
+ * @param maxWaiters how many callers may wait for a permit at once, fleet-wide (per key for a
+ *                  keyed or capped semaphore), checked in the same atomic step that would queue a
+ *                  caller: one more is refused at once, with
+ *                  {@link SemaphoreRejectedException.Reason#QUEUE_FULL}, and nothing is written. 0
+ *                  (the default): no bound. Else 1..{@value #MAX_PERMITS}
+ * @param rejectPredictedTimeouts true: a caller whose predicted wait (its place in the queue
+ *                  times the average hold, over the permits) is already longer than the wait it
+ *                  allows is refused at once, with
+ *                  {@link SemaphoreRejectedException.Reason#PREDICTED_WAIT_TOO_LONG}, instead of
+ *                  queueing to time out; false (the default): it waits. No prediction is made
+ *                  before the semaphore has measured a hold that ended while others waited
  */
 public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
-                                int replicas, Duration replicationTimeout, int totalPermits) {
+                                int replicas, Duration replicationTimeout, int totalPermits, int maxWaiters,
+                                boolean rejectPredictedTimeouts) {
 
     /** Largest number of permits of one semaphore. */
     public static final int MAX_PERMITS = 1_000_000;
@@ -59,6 +71,16 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
             throw new IllegalArgumentException("totalPermits must be 0 (no shared cap) or between " + permits
                     + " (permits) and " + MAX_PERMITS + ", but was " + totalPermits);
         }
+        if (maxWaiters < 0 || maxWaiters > MAX_PERMITS) {
+            throw new IllegalArgumentException("maxWaiters must be 0 (no bound) or between 1 and " + MAX_PERMITS
+                    + ", but was " + maxWaiters);
+        }
+    }
+
+    /** Settings without a bound on the queue. */
+    public SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
+                             int replicas, Duration replicationTimeout, int totalPermits) {
+        this(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout, totalPermits, 0, false);
     }
 
     /** Settings without a shared cap. */
@@ -75,31 +97,31 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     /** @return these settings with another number of permits */
     public SemaphoreSettings withPermits(int permits) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
     }
 
     /** @return these settings with another lease time */
     public SemaphoreSettings withLeaseTime(Duration leaseTime) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
     }
 
     /** @return these settings with another wait time */
     public SemaphoreSettings withWaitTime(Duration waitTime) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
     }
 
     /** @return these settings, fair or not */
     public SemaphoreSettings withFair(boolean fair) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
     }
 
     /** @return these settings, renewed or not */
     public SemaphoreSettings withAutoRenew(boolean autoRenew) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
     }
 
     /**
@@ -108,7 +130,7 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withReplicas(int replicas, Duration replicationTimeout) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
     }
 
     /**
@@ -117,7 +139,27 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withTotalPermits(int totalPermits) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
+    }
+
+    /**
+     * @return these settings with at most {@code maxWaiters} callers waiting fleet-wide (0: no bound)
+     * @throws IllegalArgumentException unless 0..{@value #MAX_PERMITS}
+     */
+    public SemaphoreSettings withMaxWaiters(int maxWaiters) {
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
+    }
+
+    /** @return these settings, refusing at once a caller predicted to wait longer than it allows, or not */
+    public SemaphoreSettings withRejectPredictedTimeouts(boolean rejectPredictedTimeouts) {
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits, maxWaiters, rejectPredictedTimeouts);
+    }
+
+    /** @return whether the queue has a bound ({@link #maxWaiters()} above 0) */
+    public boolean boundsQueue() {
+        return maxWaiters > 0;
     }
 
     /** @return whether the keys of this semaphore share a cap ({@link #totalPermits()} above 0) */

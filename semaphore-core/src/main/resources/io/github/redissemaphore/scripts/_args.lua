@@ -17,7 +17,8 @@
 --                      "<that limit> <override> <most>" when an operator set a runtime limit
 --                      (override, 0: none) or a waiter may ask for more than that limit (most:
 --                      an upper bound of what waiters ask, so the head is read only then while
---                      no permit is free);
+--                      no permit is free), ' hold' the moving average of holds (ms) that ended
+--                      while others waited, which predicts waits (acquire.lua, Q2);
 --                    and one field per holder and waiter, its id -> "count lease claim token inbox
 --                      owner" (lease and claim in ms; token 0 while it waits; lease: of its
 --                      acquisition, or of its latest extension; claim: the short lease a grant

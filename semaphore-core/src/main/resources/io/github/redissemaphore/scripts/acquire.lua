@@ -7,9 +7,21 @@
 --       (host/pid/thread)>", 5 mode: 0 try once and take free permits regardless of waiters,
 --       1 also queue when refused, 2 fair (refuse while others wait), 3 both. (Packed, so a call
 --       carries five arguments, the record is the caller's texts and one C call checks them all.)
--- Returns: {used, waiters, time, earliest, limits, status, token}
+--       6 optional, "<max waiters> <longest predicted wait ms>" (each 0: none): the queue's bound
+--       (Q1) and the predicted wait past which a caller is refused rather than queued (Q2)
+-- Returns: {used, waiters, time, earliest, limits, status, token, predicted}
 --   status 1: granted, token = fencing token; 2: queued, token = ticket; 0: refused, token = 0
---   (also at once when count exceeds the limit of the call: an override below the request)
+--   (also at once when count exceeds the limit of the call: an override below the request);
+--   3: refused, the queue is full (Q1); 4: refused, its predicted wait is longer than ARGV 6 allows
+--   (Q2). predicted (statuses 2, 3, 4 only): the wait predicted for a caller at the back of the
+--   queue, ms, -1 while no hold has been measured (Q3).
+-- Q1 a new waiter is queued only while fewer than max waiters wait (a capped semaphore: on its
+--    key); a caller refused for it writes nothing of its own, and a waiter already queued (a call
+--    sent again, a heartbeat) is never refused for it.
+-- Q2 predicted = ceil(position x hold / limit): position in the queue (of its key), hold the moving
+--    average of holds ended while others waited (' hold', see release.lua), limit the call's (of its
+--    key). A FIFO queue with a direct hand-off serves its waiters at limit / hold per ms.
+-- Q3 ' hold' is read only on the way into the queue: a call that does not queue reads nothing more.
 -- Idempotent per id (a client library may send a command twice after a reconnect): an id that
 -- holds already is answered granted with its token (its lease confirmed in full), an id that
 -- waits already is answered queued with its ticket (its heartbeat refreshed). Keeps I1..I6.
@@ -35,6 +47,7 @@ local numbersOk = count and count >= 1 and lease >= 1 and lease <= 86400000 and 
 local inboxOk = string.find(ARGV[4] or '', '^%S+ ') and string.find(ARGV[4], ' ', 1, true) <= 201
 local mode = ARGV[5]
 local modeOk = mode == '3' or mode == '2' or mode == '1' or mode == '0'
+local boundsOk = not ARGV[6] or string.find(ARGV[6], '^%d+ %d+$')
 
 -- The usual case, taken here with none of the general machinery: good arguments, a new id,
 -- nobody waiting, no override nor a limit another caller configured otherwise, room under the
@@ -45,7 +58,7 @@ local modeOk = mode == '3' or mode == '2' or mode == '1' or mode == '0'
 -- capped semaphore's key takes it too when it is usual (KEY_USED, _read.lua) and fits its own
 -- limit as well, and its reply starts with "c <cap's used before> <cap> <key limit>", the used
 -- before being the key's.
-if idOk and numbersOk and inboxOk and modeOk and S[2] and S[4] == '0' and S[6] == TOTAL_TEXT and KEY_USED
+if idOk and numbersOk and inboxOk and modeOk and boundsOk and S[2] and S[4] == '0' and S[6] == TOTAL_TEXT and KEY_USED
     and not S[7] and S[1] and S[3] and S[5] then
   local deadline = NOW_MS + lease
   local next = S[5] + 0
@@ -87,7 +100,13 @@ end
 if not modeOk then
   error('semaphore script: ARGV[5] must be 0, 1, 2 or 3, but was ' .. tostring(mode), 0)
 end
+if not boundsOk then
+  error('semaphore script: ARGV[6] must be "<max waiters> <longest predicted wait ms>", two integers of'
+      .. ' 0 or more, but was ' .. tostring(ARGV[6]), 0)
+end
 local wait, fair = mode == '3' or mode == '1', mode == '3' or mode == '2'
+local maxWaiters, maxPredicted = string.match(ARGV[6] or '0 0', '^(%d+) (%d+)$')
+maxWaiters, maxPredicted = maxWaiters + 0, maxPredicted + 0
 --@include _purge.lua
 --@include _grant.lua
 
@@ -137,6 +156,17 @@ elseif ticket then
   setDeadline(ID, heartbeat)
   OWN1, OWN2 = 2, ticket + 0
 else
+  -- Q1..Q3: its place at the back, and the wait predicted there.
+  local position = (ks and ks.waiters or WAITERS) + 1
+  local hold = redis.call('HGET', STATE, ' hold')
+  OWN3 = hold and math.ceil(position * hold / (ks and keyLimit or TOTAL_LIMIT)) or -1
+  if maxWaiters > 0 and position > maxWaiters then
+    OWN1, OWN2 = 3, 0
+  elseif maxPredicted > 0 and OWN3 > maxPredicted then
+    OWN1, OWN2 = 4, 0
+  end
+end
+if OWN1 == nil then
   CREATED_QUEUE = WAITERS == 0
   redis.call('ZADD', QUEUE, nextSeq(), ID)
   if ks then

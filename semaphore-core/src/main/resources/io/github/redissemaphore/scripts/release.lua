@@ -88,6 +88,19 @@ if token and token ~= '0' then
       publish(owns, ARGV[2] .. ' -' .. string.format('%.0f', NOW_US))
     end
     if keep == 0 then
+      if WAITERS > 0 then
+        -- Q3 (acquire.lua): the hold this release ends goes into the moving average that predicts
+        -- waits, weight 1/8. Kept only while others wait, when a prediction is asked for: the usual
+        -- case (nobody waits) pays nothing. The token is the server time of the grant, in us.
+        local held = NOW_MS - (token - token % 1000) / 1000
+        if held < 0 then
+          held = 0
+        end
+        local hold = redis.call('HGET', STATE, ' hold')
+        NSETS = NSETS + 2
+        SETS[NSETS - 1] = ' hold'
+        SETS[NSETS] = string.format('%d', hold and hold + (held - hold) / 8 or held)
+      end
       redis.call('ZREM', DEADLINES, ID)
       if HEADS then
         DROPS[#DROPS + 1] = ID

@@ -40,6 +40,13 @@ final class RawScripts {
         return runner.call(keys, new AcquireScript(limit, id, count, lease, wait, fair, heartbeat, inbox, owner));
     }
 
+    /** An acquire that waits in a queue of at most {@code maxWaiters} (0: no bound). */
+    Acquired acquire(SemaphoreKeys keys, int limit, String id, int count, Duration lease, boolean fair,
+                     Duration heartbeat, String inbox, String owner, int maxWaiters, Duration longestPredictedWait) {
+        return runner.call(keys, new AcquireScript(limit, id, count, lease, true, fair, heartbeat, inbox, owner,
+                maxWaiters, longestPredictedWait));
+    }
+
     Released release(SemaphoreKeys keys, int limit, String id) {
         return runner.call(keys, ReleaseScript.byForce(limit, id));
     }

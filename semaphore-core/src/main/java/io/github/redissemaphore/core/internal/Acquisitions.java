@@ -129,9 +129,16 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                 Instant.now().plusNanos(Math.max(pending.deadlineNanos - System.nanoTime(), 0))));
     }
 
+    /**
+     * The call for the pending acquisition. One that waits carries the queue's bound, and, when
+     * predicted timeouts are refused, the wait it has left as the longest predicted wait it accepts.
+     */
     private AcquireScript acquire(PendingAcquisition pending, boolean wait) {
+        Duration longest = wait && settings.rejectPredictedTimeouts()
+                ? Duration.ofNanos(Math.max(pending.deadlineNanos - System.nanoTime(), 1_000_000)) : Duration.ZERO;
         return new AcquireScript(identity.limit(), pending.id, pending.count, pending.leaseTime, wait,
-                settings.fair(), context.waiterHeartbeat(), identity.inbox(), Ids.owner());
+                settings.fair(), context.waiterHeartbeat(), identity.inbox(), Ids.owner(),
+                wait ? settings.maxWaiters() : 0, longest);
     }
 
     /**
@@ -194,6 +201,8 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             case QUEUED -> {
                 if (pending.queued()) {
                     tick.wake();
+                    context.listeners().queued(name(), pending.count, replied.usage().waiters(),
+                            replied.predictedWaitMillis() >= 0 ? Duration.ofMillis(replied.predictedWaitMillis()) : null);
                     return true;
                 }
                 if (!pending.isGranted()) {
@@ -203,6 +212,11 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
             case REFUSED -> {
                 if (pending.end(false) != null) {
                     reject(pending);
+                }
+            }
+            case FULL, TOO_LONG -> {
+                if (pending.end(false) != null) {
+                    refuseAtOnce(pending, replied);
                 }
             }
         }
@@ -400,8 +414,24 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
 
     private void reject(PendingAcquisition pending) {
         forget(pending);
+        context.listeners().rejected(name(), pending.count, SemaphoreRejectedException.Reason.WAIT_TIMED_OUT);
         pending.future.completeExceptionally(
                 new SemaphoreRejectedException(name(), pending.count, pending.maxWait));
+    }
+
+    /** Redis refused to queue the caller: the queue was full, or its predicted wait too long. */
+    private void refuseAtOnce(PendingAcquisition pending, Acquired reply) {
+        Duration predicted = reply.predictedWaitMillis() >= 0 ? Duration.ofMillis(reply.predictedWaitMillis()) : null;
+        boolean full = reply.status() == Acquired.Status.FULL;
+        String why = full
+                ? "at once: queue full: " + reply.usage().waiters() + " of " + settings.maxWaiters() + " waiting"
+                : "at once: its predicted wait is longer than the " + pending.maxWait.toMillis() + " ms it allows";
+        SemaphoreRejectedException.Reason reason = full ? SemaphoreRejectedException.Reason.QUEUE_FULL
+                : SemaphoreRejectedException.Reason.PREDICTED_WAIT_TOO_LONG;
+        forget(pending);
+        context.listeners().rejected(name(), pending.count, reason);
+        pending.future.completeExceptionally(new SemaphoreRejectedException(name(), pending.count, pending.maxWait,
+                reason, predicted, why));
     }
 
     private void forget(PendingAcquisition pending) {

@@ -2,11 +2,13 @@ package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreListener;
+import io.github.redissemaphore.core.SemaphoreRejectedException;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +26,16 @@ final class Listeners implements SemaphoreListener {
     @Override
     public void acquisitionEnded(String semaphore, int permits, Outcome outcome, Duration elapsed) {
         each(l -> l.acquisitionEnded(semaphore, permits, outcome, elapsed));
+    }
+
+    @Override
+    public void queued(String semaphore, int permits, int position, @Nullable Duration predictedWait) {
+        each(l -> l.queued(semaphore, permits, position, predictedWait));
+    }
+
+    @Override
+    public void rejected(String semaphore, int permits, SemaphoreRejectedException.Reason reason) {
+        each(l -> l.rejected(semaphore, permits, reason));
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.github.redissemaphore.core.internal.redis;
 import static io.github.redissemaphore.core.internal.redis.ScriptCall.millis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
@@ -21,9 +22,19 @@ import org.springframework.data.redis.core.script.RedisScript;
  * @param heartbeat how long the queue entry lives without a renewal from this JVM
  * @param inbox     the channel this JVM hears of its grants on
  * @param owner     host/pid/thread, recorded for introspection
+ * @param maxWaiters the queue's bound (0: none): a new waiter beyond it is refused, {@link Acquired.Status#FULL}
+ * @param longestPredictedWait a caller whose predicted wait is longer is refused rather than
+ *                  queued, {@link Acquired.Status#TOO_LONG} (zero: none)
  */
 public record AcquireScript(int limit, String id, int count, Duration lease, boolean queue, boolean fair,
-                            Duration heartbeat, String inbox, String owner) implements ScriptCall<AcquireScript.Acquired> {
+                            Duration heartbeat, String inbox, String owner, int maxWaiters,
+                            Duration longestPredictedWait) implements ScriptCall<AcquireScript.Acquired> {
+
+    /** A call with no bound on the queue. */
+    public AcquireScript(int limit, String id, int count, Duration lease, boolean queue, boolean fair,
+                         Duration heartbeat, String inbox, String owner) {
+        this(limit, id, count, lease, queue, fair, heartbeat, inbox, owner, 0, Duration.ZERO);
+    }
 
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> SCRIPT = Scripts.load("acquire");
@@ -32,10 +43,28 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
      * What {@code acquire} did.
      *
      * @param token the fencing token of a grant (0 otherwise)
+     * @param predictedWaitMillis for a caller that queued or was refused at the queue: the wait
+     *              predicted at the back of the queue, ms; -1 when none is known (no hold measured
+     *              yet, or a reply that carries none)
      */
-    public record Acquired(Usage usage, Status status, long token) {
-        /** Granted, queued or refused. */
-        public enum Status { REFUSED, GRANTED, QUEUED }
+    public record Acquired(Usage usage, Status status, long token, long predictedWaitMillis) {
+
+        /** A reply with no prediction. */
+        public Acquired(Usage usage, Status status, long token) {
+            this(usage, status, token, -1);
+        }
+
+        /** What the call got, in the order of acquire.lua's statuses. */
+        public enum Status {
+            /** no permit free now, and it did not queue (no wait, or more than the limit asked) */
+            REFUSED,
+            GRANTED,
+            QUEUED,
+            /** refused: the queue was full (Q1) */
+            FULL,
+            /** refused: its predicted wait was longer than it allowed (Q2) */
+            TOO_LONG
+        }
     }
 
     @Override
@@ -47,8 +76,14 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
     @Override
     public List<String> args() {
         // Packed as acquire.lua reads them: the record's texts travel as they are stored.
-        return List.of(String.valueOf(limit), id, count + " " + millis(lease) + " " + millis(heartbeat),
+        List<String> args = List.of(String.valueOf(limit), id, count + " " + millis(lease) + " " + millis(heartbeat),
                 inbox + " " + owner, String.valueOf((queue ? 1 : 0) + (fair ? 2 : 0)));
+        if (maxWaiters == 0 && longestPredictedWait.isZero()) {
+            return args;
+        }
+        List<String> bounded = new ArrayList<>(args);
+        bounded.add(maxWaiters + " " + millis(longestPredictedWait));
+        return bounded;
     }
 
     /** @return the lease of a grant */
@@ -59,6 +94,7 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
 
     @Override
     public Acquired parse(Reply reply) {
-        return new Acquired(reply.usage(limit), Acquired.Status.values()[(int) reply.number(0)], reply.number(1));
+        return new Acquired(reply.usage(limit), Acquired.Status.values()[(int) reply.number(0)], reply.number(1),
+                reply.size() > 2 ? reply.number(2) : -1);
     }
 }

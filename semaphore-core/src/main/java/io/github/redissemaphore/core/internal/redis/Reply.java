@@ -100,6 +100,11 @@ public final class Reply {
         return at(OWN + index);
     }
 
+    /** @return how many own entries the script replied */
+    int size() {
+        return values.size() - OWN;
+    }
+
     /** @return the script's own entry {@code index} (from 0), a list of entries */
     List<?> list(int index) {
         return (List<?>) values.get(OWN + index);
