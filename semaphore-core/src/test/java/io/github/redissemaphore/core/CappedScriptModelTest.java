@@ -47,7 +47,10 @@ import org.springframework.data.redis.core.ZSetOperations.TypedTuple;
  *       the same entries (K2); ready exactly the keys whose head fits their own limit, scored by
  *       their used (K3); the first of ready does not fit the cap (K4: whoever could run under
  *       both limits runs, but nobody overtakes the first at the cap);</li>
- *   <li>no field of an idle key left behind.</li>
+ *   <li>no field of an idle key left behind;</li>
+ *   <li>with the walk's queue bound (0..3 per key, drawn from the seed apart from the walk): a
+ *       waiting caller is refused as full exactly when its key has that many waiters already,
+ *       and leaves nothing behind (Q1).</li>
  * </ul>
  * No time passes that matters: leases and heartbeats outlive the walk, so every outcome is
  * decided by the calls alone. Deaths and expiries of two levels are {@link CappedSemaphoreTest}'s.
@@ -191,6 +194,8 @@ class CappedScriptModelTest {
         /** The JVM (inbox) of each acquisition. */
         private final Map<String, String> inboxOf = new HashMap<>();
         private int sweepsEnding;
+        /** Calls refused because their key's queue was full. */
+        private int fullRefusals;
         private int sweeps;
         /** After a pause: the next steps are a sweep of each key, as after a reconnect. */
         private int pendingSweeps;
@@ -202,9 +207,17 @@ class CappedScriptModelTest {
         private final List<String> grantsOfStep = new ArrayList<>();
         private final List<String> log = new ArrayList<>();
 
+        /**
+         * The queue's bound of every waiting call of the walk, per key (Q1; 0: none): made of the
+         * seed apart from the walk's randomness (the three default seeds: 2, 1, 0), so a seed
+         * walks the same steps with or without it.
+         */
+        private final int bound;
+
         Walk(long seed, String name) {
             this.seed = seed;
             this.random = new Random(seed);
+            this.bound = (int) Math.floorMod(seed * 7 + 3, 4L);
             this.name = name;
             for (int k = 0; k < KEYS; k++) {
                 queues.put(key(k), new ArrayDeque<>());
@@ -250,6 +263,11 @@ class CappedScriptModelTest {
             }
             assertThat(sweeps).as("seed " + seed + ": sweeps").isPositive();
             assertThat(sweepsEnding).as("seed " + seed + ": sweeps that ended a lease").isPositive();
+            System.out.printf("capped model seed %d: queue bound %d per key, %d calls refused as full%n", seed, bound,
+                    fullRefusals);
+            if (bound > 0 && bound <= 2 && steps >= 1000) {
+                assertThat(fullRefusals).as("seed " + seed + ": the walk reached the queue's bound").isPositive();
+            }
             // Everything given back: nothing is left of the cap but its runtime limits.
             for (String id : new ArrayList<>(held.keySet())) {
                 scripts.release(keys(keyOf.get(id)), N, id);
@@ -395,8 +413,10 @@ class CappedScriptModelTest {
             boolean wait = random.nextInt(3) > 0;
             boolean fair = random.nextInt(4) > 0;
             keyOf.put(id, key);
-            Acquired reply = scripts.acquire(keys(key), N, id, count, LEASE, wait, fair, HEARTBEAT, inboxOf.get(id),
-                    OWNER);
+            Acquired reply = wait
+                    ? scripts.acquire(keys(key), N, id, count, LEASE, fair, HEARTBEAT, inboxOf.get(id), OWNER, bound,
+                            Duration.ZERO)
+                    : scripts.acquire(keys(key), N, id, count, LEASE, false, fair, HEARTBEAT, inboxOf.get(id), OWNER);
             Acquired.Status expected;
             boolean fits = used() + count <= capLimit() && used(key) + count <= keyLimit(key);
             if (fits && (!fair || (queues.get(key).isEmpty() && ready().isEmpty()))) {
@@ -405,6 +425,12 @@ class CappedScriptModelTest {
                 expected = Acquired.Status.GRANTED;
             } else if (!wait || count > capLimit() || count > keyLimit(key)) {
                 expected = Acquired.Status.REFUSED;
+            } else if (bound > 0 && queues.get(key).size() >= bound) {
+                // Q1: its key's queue is full; nothing of it is written (the keys are compared after the step).
+                keyOf.remove(id);
+                inboxOf.remove(id);
+                fullRefusals++;
+                expected = Acquired.Status.FULL;
             } else {
                 queues.get(key).add(new Waiter(id, key, count, ++arrivals));
                 expected = Acquired.Status.QUEUED;
@@ -461,8 +487,9 @@ class CappedScriptModelTest {
             List<Waiter> waiting = queues.values().stream().flatMap(Deque::stream).toList();
             if (!waiting.isEmpty() && random.nextBoolean()) {
                 Waiter waiter = pick(waiting);
-                Acquired reply = scripts.acquire(keys(waiter.key()), N, waiter.id(), waiter.count(), LEASE, true, true,
-                        HEARTBEAT, inboxOf.get(waiter.id()), OWNER);
+                // (A waiter that calls again is never refused for the bound, Q1.)
+                Acquired reply = scripts.acquire(keys(waiter.key()), N, waiter.id(), waiter.count(), LEASE, true,
+                        HEARTBEAT, inboxOf.get(waiter.id()), OWNER, bound, Duration.ZERO);
                 // One that asks more than a lowered limit of its key leaves at once (I6), not at its head.
                 boolean never = waiter.count() > keyLimit(waiter.key()) || waiter.count() > capLimit();
                 if (never) {

@@ -110,9 +110,11 @@ import static org.awaitility.Awaitility.await;
  *       from Redis; a renew or repeated release of a released id finds nothing; a live registry's
  *       holder that no caller was handed for 5 s is a leak; close() answers every acquisition of
  *       its registry and takes its entries out of Redis;</li>
+ *   <li>the queue's bound (Q1; two registries in three have one, 1..5, drawn from the seed apart
+ *       from the walk): each waiter of a bounded registry has fewer than its bound ahead of it;</li>
  *   <li>every acquisition ends: with a permit (its token above every token and ticket seen before
  *       it started), a rejection (a waiting one not before its wait ended, unless a party with a
- *       smaller limit was around), or a cancellation or interrupt the walk caused; a zero wait is
+ *       smaller limit was around or its bounded queue was full), or a cancellation or interrupt the walk caused; a zero wait is
  *       answered by the reply of its one call (acquireAsync itself never blocks); no wait outlives its maxWait by 10 s.</li>
  * </ul>
  * Exempt, by design: a permit granted before the latest data loss (the documented window in which
@@ -216,6 +218,8 @@ class ModelBasedTest {
         final long claimMs;
         final boolean fair;
         final boolean autoRenew;
+        /** The queue's bound its semaphore is configured with (0: none). */
+        int maxWaiters;
         final SemaphoreRegistry registry;
         final LettuceConnectionFactory factory;
         final RedisSemaphore semaphore;
@@ -254,7 +258,8 @@ class ModelBasedTest {
         @Override
         public String toString() {
             return label + "[" + life + ", limit " + limit + ", lease " + leaseMs + " ms, claim " + claimMs + " ms, "
-                    + (fair ? "fair" : "unfair") + (autoRenew ? ", renewed" : "") + ", inbox " + inbox + "]";
+                    + (fair ? "fair" : "unfair") + (autoRenew ? ", renewed" : "")
+                    + (maxWaiters > 0 ? ", max-waiters " + maxWaiters : "") + ", inbox " + inbox + "]";
         }
     }
 
@@ -334,6 +339,11 @@ class ModelBasedTest {
     }
 
     private long seed;
+    /** How the walk marks an empty tryAcquire, which does not tell its reason. */
+    private static final SemaphoreRejectedException.Reason UNTOLD = SemaphoreRejectedException.Reason.WAIT_TIMED_OUT;
+    private static final String UNTOLD_WHY = "(tryAcquire)";
+    /** Draws each registry's queue bound, apart from the walk's randomness (see newRegistry). */
+    private Random boundRandom;
     private int steps;
     private int step;
     private String operation = "set-up";
@@ -421,6 +431,7 @@ class ModelBasedTest {
         raw = new RawScripts(server.connectionFactory());
         keys = SemaphoreKeys.of(PREFIX, NAME);
         Random setup = new Random(seed);
+        boundRandom = new Random(~seed);
         for (int i = 0; i < SLOTS; i++) {
             slots[i] = newRegistry(new Random(setup.nextLong()), false);
         }
@@ -716,9 +727,14 @@ class ModelBasedTest {
         a.watch(answer);
         Thread thread = new Thread(() -> {
             try {
-                Optional<Permit> permit = p.semaphore.tryAcquire(count, a.maxWait);
-                permit.ifPresentOrElse(answer::complete,
-                        () -> answer.completeExceptionally(new SemaphoreRejectedException(NAME, count, a.maxWait)));
+                if (a.no % 2 == 0) {
+                    // the core's own rejection, which tells its reason
+                    answer.complete(p.semaphore.acquire(count, a.maxWait));
+                } else {
+                    Optional<Permit> permit = p.semaphore.tryAcquire(count, a.maxWait);
+                    permit.ifPresentOrElse(answer::complete, () -> answer.completeExceptionally(
+                            new SemaphoreRejectedException(NAME, count, a.maxWait, UNTOLD, null, UNTOLD_WHY)));
+                }
             } catch (Throwable e) {
                 answer.completeExceptionally(e);
             }
@@ -1286,8 +1302,10 @@ class ModelBasedTest {
         boolean autoRenew = r.nextInt(10) < 7;
         long from = serverMs();
         LettuceConnectionFactory factory = server.connectionFactory();
-        SemaphoreSettings settings =
-                new SemaphoreSettings(limit, Duration.ofMillis(lease), Duration.ZERO, fair, autoRenew);
+        // The queue's bound, drawn apart from the walk's randomness so a seed walks the same steps.
+        int maxWaiters = boundRandom.nextInt(3) == 0 ? 0 : 1 + boundRandom.nextInt(5);
+        SemaphoreSettings settings = new SemaphoreSettings(limit, Duration.ofMillis(lease), Duration.ZERO, fair,
+                autoRenew).withMaxWaiters(maxWaiters);
         SemaphoreRegistry registry = SemaphoreRegistry.builder(factory)
                 .keyPrefix(PREFIX).defaults(settings).waiterTick(TICK).waiterHeartbeat(HEARTBEAT).build();
         // The registry's inbox is the one channel no known party subscribed.
@@ -1305,6 +1323,7 @@ class ModelBasedTest {
         }
         Party p = new Party("R" + (++partyNo), inbox, limit, lease, HEARTBEAT_MS, fair, autoRenew, registry, factory,
                 registry.semaphore(NAME), from, Life.ALIVE);
+        p.maxWaiters = maxWaiters;
         parties.add(p);
         byInbox.put(inbox, p);
         return p;
@@ -1357,6 +1376,7 @@ class ModelBasedTest {
         parties(s, problems);
         progress(s, problems);
         fairArrivals(s, problems);
+        queueBound(s, problems);
         clientView(s, problems);
         check(problems.isEmpty(), () -> String.join("\n", problems) + "\nsnapshot:\n" + s.describe());
         hangs();
@@ -1405,6 +1425,16 @@ class ModelBasedTest {
         if (failure instanceof CancellationException) {
             count("cancelled");
             check(a.cancelled, () -> a + " was cancelled, but not by the walk: " + trace(failure));
+        } else if (failure instanceof SemaphoreRejectedException rejected
+                && rejected.reason() == SemaphoreRejectedException.Reason.QUEUE_FULL) {
+            // Q1: refused at once, by a bounded party only (the snapshots check the bound itself).
+            count("refused: queue full");
+            check(a.kind != Kind.NOW && a.party.maxWaiters > 0, () -> a + " was refused as queue full, but "
+                    + a.party + " has no bound, or did not wait");
+        } else if (failure instanceof SemaphoreRejectedException rejected && rejected.getMessage().endsWith(UNTOLD_WHY)
+                && a.party.maxWaiters > 0) {
+            // tryAcquire's empty result does not say why: for a bounded party it may be a full queue.
+            count("refused by tryAcquire of a bounded party");
         } else if (failure instanceof SemaphoreRejectedException) {
             count(a.kind == Kind.NOW ? "refused" : "timed out");
             if (a.kind != Kind.NOW && elapsed < a.maxWait.toNanos() - Duration.ofMillis(CLOCK_TOLERANCE_MS).toNanos()) {
@@ -1710,6 +1740,27 @@ class ModelBasedTest {
                 if (w.getValue().equals(s.queue().get(w.getKey()))) {
                     problems.add("fair " + a + " was granted at once while " + w.getKey() + " (ticket " + w.getValue()
                             + ") waited before and after it");
+                }
+            }
+        }
+    }
+
+    /**
+     * Q1: a bounded party's caller joins only behind fewer than its bound, and nobody joins ahead
+     * of a waiter (re-joins go to the back too), so in every snapshot each waiter of a party with
+     * a bound has fewer than that bound ahead of it, in ticket order.
+     */
+    private void queueBound(ModelSnapshot s, List<String> problems) {
+        List<Map.Entry<String, Long>> queue = new ArrayList<>(s.queue().entrySet());
+        queue.sort(Map.Entry.comparingByValue());
+        for (int ahead = 0; ahead < queue.size(); ahead++) {
+            String id = queue.get(ahead).getKey();
+            ModelSnapshot.Info info = s.info().get(id);
+            Party p = info == null ? null : byInbox.get(info.inbox());
+            if (p != null && p.maxWaiters > 0) {
+                count("check: queue bound");
+                if (ahead >= p.maxWaiters) {
+                    problems.add("waiter " + id + " of " + p + " has " + ahead + " waiters ahead of it");
                 }
             }
         }
