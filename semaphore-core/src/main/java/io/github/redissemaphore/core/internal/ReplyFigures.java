@@ -23,8 +23,9 @@ import org.slf4j.Logger;
 
 /**
  * The figures every script reply carries (limit, used, waiters, server time, the earliest lease
- * end), for one semaphore: takes them in, keeps the newest for {@link io.github.redissemaphore.core.LocalState}
- * (which gauges read) and passes it on to the listeners, to the limit-mismatch tracker, and, when this JVM has waiters, asks
+ * end), for one semaphore: takes them in, keeps the newest for
+ * {@link io.github.redissemaphore.core.LocalState#reportedUsage()} (which the gauges read), passes
+ * them on to the listeners and to the limit-mismatch tracker, and, when this JVM has waiters, asks
  * the tick to call Redis again the moment the earliest lease ends, so a lease that ends without a
  * release is handed on at its deadline, not at the next tick.
  *
