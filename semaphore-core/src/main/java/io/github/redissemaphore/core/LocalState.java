@@ -30,17 +30,27 @@ import org.jspecify.annotations.Nullable;
  *                            the script replies told this JVM, each with when it was last seen:
  *                            empty while all agree, or while a runtime limit is set (a value
  *                            unseen for three leases, and at least three minutes, is dropped)
+ * @param reportedUsage       the semaphore fleet-wide as the newest script reply told this JVM
+ *                            (limit, permits held, callers waiting); null until the first reply
  */
 public record LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
                          @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease,
-                         SortedMap<Integer, Instant> otherConfiguredLimits) {
+                         SortedMap<Integer, Instant> otherConfiguredLimits, @Nullable ReportedUsage reportedUsage) {
 
     /** Keeps a copy of {@code otherConfiguredLimits} that cannot be changed. */
     public LocalState {
         otherConfiguredLimits = Collections.unmodifiableSortedMap(new TreeMap<>(otherConfiguredLimits));
     }
 
-    /** A state in which no other JVM is seen configured otherwise. */
+    /** A state before any script reply told this JVM the semaphore's figures. */
+    public LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
+                      @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease,
+                      SortedMap<Integer, Instant> otherConfiguredLimits) {
+        this(name, permitsHeld, waiters, inboxSubscribed, renewalFailingSince, shortestLease, otherConfiguredLimits,
+                null);
+    }
+
+    /** A state in which no other JVM is seen configured otherwise, before any script reply. */
     public LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
                       @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease) {
         this(name, permitsHeld, waiters, inboxSubscribed, renewalFailingSince, shortestLease, new TreeMap<>());

@@ -3,6 +3,8 @@ package io.github.redissemaphore.core;
 import java.time.Instant;
 import java.util.SortedMap;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The shared cap of a capped semaphore: every key of {@code "exports"} ({@code "exports:acme"},
  * {@code "exports:globex"}, ...) holds at most {@link SemaphoreSettings#permits()} permits, and all
@@ -49,6 +51,15 @@ public interface SemaphoreCap {
      *         memory, no Redis call
      */
     SortedMap<Integer, Instant> otherConfiguredLimits();
+
+    /**
+     * @return the cap of all keys together as the newest script reply about any of its keys (or the
+     *         cap itself) told this JVM; from memory, no Redis call; null until the first such reply,
+     *         and by default (an implementation that keeps no figures)
+     */
+    default @Nullable ReportedUsage reportedUsage() {
+        return null;
+    }
 
     /**
      * Clears the cap's runtime limit: each JVM's configured {@code totalPermits} applies again.

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.scheduling.TaskScheduler;
@@ -97,6 +98,23 @@ public interface SemaphoreRegistry extends AutoCloseable {
             }
         }
         return new SemaphoreLookup.Unknown(name);
+    }
+
+    /**
+     * The semaphore of that name this JVM uses now, if any: unlike {@link #semaphore(String)} and
+     * {@link #lookup(String)} it never makes one, not even for a configured name, so a reader that
+     * polls (a gauge) neither creates semaphores nor keeps a forgotten one alive. No Redis call.
+     *
+     * @return the semaphore among {@link #semaphores()} of exactly that name; empty when there is
+     *         none (never used here, forgotten, or not a valid name)
+     */
+    default Optional<RedisSemaphore> inUse(String name) {
+        for (RedisSemaphore semaphore : semaphores()) {
+            if (semaphore.name().equals(name)) {
+                return Optional.of(semaphore);
+            }
+        }
+        return Optional.empty();
     }
 
     /**

@@ -5,6 +5,7 @@ import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -148,6 +149,77 @@ class RegistryTest extends SemaphoreTestBase {
         one.release();
         waiting.get(10, java.util.concurrent.TimeUnit.SECONDS).release();
         two.release();
-        assertThat(semaphore.localState()).isEqualTo(new LocalState(name, 0, 0, true, null, null));
+        // the last release's reply told this JVM the semaphore is free again
+        assertThat(semaphore.localState()).isEqualTo(new LocalState(name, 0, 0, true, null, null, new TreeMap<>(),
+                new ReportedUsage(3, 0, 0)));
+    }
+
+    @Test
+    void theLocalStateCarriesTheFleetsFiguresAsTheNewestReplyToldThem() throws Exception {
+        RedisSemaphore semaphore = newRegistry().semaphore(name, SemaphoreSettings.DEFAULTS.withPermits(3));
+        RedisSemaphore otherJvm = newRegistry().semaphore(name, SemaphoreSettings.DEFAULTS.withPermits(3));
+        assertThat(semaphore.localState().reportedUsage()).as("before any reply").isNull();
+
+        Permit two = semaphore.tryAcquire(2, Duration.ZERO).orElseThrow();
+        assertThat(semaphore.localState().reportedUsage()).isEqualTo(new ReportedUsage(3, 2, 0));
+        assertThat(semaphore.localState().reportedUsage().available()).isEqualTo(1);
+
+        Permit elsewhere = otherJvm.tryAcquire().orElseThrow();
+        var waiting = otherJvm.acquireAsync(1, Duration.ofSeconds(30));
+        // another JVM's calls tell this one nothing: its figures are those of its own last reply
+        assertThat(semaphore.localState().reportedUsage()).isEqualTo(new ReportedUsage(3, 2, 0));
+        semaphore.overrideLimit(5);
+        // the override's own reply: the waiter is granted in the same script call
+        assertThat(semaphore.localState().reportedUsage()).isEqualTo(new ReportedUsage(5, 4, 0));
+        semaphore.clearLimitOverride();
+        assertThat(semaphore.localState().reportedUsage())
+                .as("held above a limit lowered under them: none available, not a negative count")
+                .isEqualTo(new ReportedUsage(3, 4, 0))
+                .extracting(ReportedUsage::available).isEqualTo(0);
+
+        waiting.get(10, java.util.concurrent.TimeUnit.SECONDS).release();
+        elsewhere.release();
+        two.release();
+        assertThat(semaphore.localState().reportedUsage()).isEqualTo(new ReportedUsage(3, 0, 0));
+    }
+
+    @Test
+    void aCapReportsItsKeysTogetherAndEachKeyItsOwnFigures() throws Exception {
+        SemaphoreRegistry registry = newRegistry(builder -> builder.configure(name,
+                SemaphoreSettings.DEFAULTS.withPermits(2).withTotalPermits(3)));
+        SemaphoreCap cap = registry.cap(name);
+        assertThat(cap.reportedUsage()).as("before any reply").isNull();
+
+        Permit acme = cap.semaphore("acme").tryAcquire().orElseThrow();
+        Permit globex = cap.semaphore("globex").tryAcquire(2, Duration.ZERO).orElseThrow();
+
+        assertThat(cap.reportedUsage()).isEqualTo(new ReportedUsage(3, 3, 0));
+        assertThat(cap.semaphore("acme").localState().reportedUsage()).isEqualTo(new ReportedUsage(2, 1, 0));
+        assertThat(cap.semaphore("globex").localState().reportedUsage()).isEqualTo(new ReportedUsage(2, 2, 0));
+        cap.overrideLimit(4);
+        assertThat(cap.reportedUsage()).isEqualTo(new ReportedUsage(4, 3, 0));
+        assertThat(cap.reportedUsage().available()).isEqualTo(1);
+        cap.clearLimitOverride();
+        acme.release();
+        globex.release();
+        assertThat(cap.reportedUsage()).isEqualTo(new ReportedUsage(3, 0, 0));
+    }
+
+    @Test
+    void inUseNeverMakesASemaphore() {
+        SemaphoreRegistry registry = newRegistry(builder -> builder.configure("configured",
+                SemaphoreSettings.DEFAULTS.withPermits(2)));
+
+        assertThat(registry.inUse("configured")).as("configured, not used").isEmpty();
+        assertThat(registry.inUse("bad name")).isEmpty();
+        assertThat(registry.semaphores()).isEmpty();
+
+        RedisSemaphore used = registry.semaphore("configured");
+        assertThat(registry.inUse("configured")).containsSame(used);
+        registry.semaphore("tenants:acme").tryAcquire().orElseThrow().release();
+        assertThat(registry.inUse("tenants:acme")).isPresent();
+        io.github.redissemaphore.core.internal.Engines.evictIdleKeyed(registry);
+        assertThat(registry.inUse("tenants:acme")).as("forgotten").isEmpty();
+        assertThat(registry.semaphores()).containsExactly(used);
     }
 }

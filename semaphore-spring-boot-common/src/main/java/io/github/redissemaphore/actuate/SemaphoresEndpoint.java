@@ -7,17 +7,22 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonIncludeProperties;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -76,10 +81,8 @@ public class SemaphoresEndpoint {
             }
         }
         registry.semaphores().forEach(semaphore -> known.put(semaphore.name(), semaphore::state));
-        List<SemaphoreSummary> summaries = known.values().stream()
-                .map(state -> SemaphoreSummary.of(state.get()))
-                .toList();
-        return new SemaphoresDescriptor(summaries);
+        return new SemaphoresDescriptor(known.values().stream().map(state -> new SemaphoreSummary(state.get()))
+                .toList());
     }
 
     /**
@@ -221,19 +224,19 @@ public class SemaphoresEndpoint {
     }
 
     /**
-     * One semaphore in the list.
+     * One semaphore in the list: the {@code name}, {@code limit}, {@code used} and {@code available}
+     * of its state, and how many wait. Views name what they show, so a component the core adds
+     * later stays out of the JSON until chosen here.
      *
-     * @param name      the semaphore
-     * @param limit     the permits every JVM grants up to now (a runtime limit, when one is set)
-     * @param used      permits held, fleet-wide
-     * @param available permits free
-     * @param waiters   callers waiting, fleet-wide
+     * @param state the semaphore in Redis
      */
-    public record SemaphoreSummary(String name, int limit, int used, int available, int waiters) {
+    public record SemaphoreSummary(@JsonUnwrapped @JsonIncludeProperties({"name", "limit", "used", "available"})
+                                   SemaphoreState state) {
 
-        static SemaphoreSummary of(SemaphoreState state) {
-            return new SemaphoreSummary(state.name(), state.limit(), state.used(), state.available(),
-                    state.waiters().size());
+        /** @return callers waiting, fleet-wide */
+        @JsonProperty("waiters")
+        public int waiting() {
+            return state.waiters().size();
         }
     }
 
@@ -260,16 +263,13 @@ public class SemaphoresEndpoint {
                                       @JsonInclude(JsonInclude.Include.NON_NULL) SemaphoreState.@Nullable Total total)
             implements SemaphoreView {
 
-        /** Reads the semaphore's state in Redis, then what this JVM learnt of other JVMs' limits. */
+        /** Reads the state in Redis, then this JVM's. Not a view: its members have an order of their own. */
         static SemaphoreDescriptor of(RedisSemaphore semaphore) {
             SemaphoreState state = semaphore.state();
-            List<OtherLimitDescriptor> others = semaphore.localState().otherConfiguredLimits().entrySet().stream()
-                    .map(other -> new OtherLimitDescriptor(other.getKey(), other.getValue().toString()))
-                    .toList();
             return new SemaphoreDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(),
-                    others, state.used(), state.available(),
-                    state.holders().stream().map(HolderDescriptor::of).toList(),
-                    state.waiters().stream().map(WaiterDescriptor::of).toList(), state.total());
+                    OtherLimitDescriptor.of(semaphore.localState().otherConfiguredLimits()), state.used(),
+                    state.available(), state.holders().stream().map(HolderDescriptor::new).toList(),
+                    state.waiters().stream().map(WaiterDescriptor::new).toList(), state.total());
         }
     }
 
@@ -301,17 +301,16 @@ public class SemaphoresEndpoint {
             Map<String, List<HolderDescriptor>> holders = new TreeMap<>();
             Map<String, List<WaiterDescriptor>> waiters = new TreeMap<>();
             state.holders().forEach(holder -> holders.computeIfAbsent(String.valueOf(holder.key()),
-                    key -> new ArrayList<>()).add(HolderDescriptor.of(holder)));
+                    key -> new ArrayList<>()).add(new HolderDescriptor(holder)));
             state.waiters().forEach(waiter -> waiters.computeIfAbsent(String.valueOf(waiter.key()),
-                    key -> new ArrayList<>()).add(WaiterDescriptor.of(waiter)));
+                    key -> new ArrayList<>()).add(new WaiterDescriptor(waiter)));
             Set<String> keys = new TreeSet<>(holders.keySet());
             keys.addAll(waiters.keySet());
             List<KeyDescriptor> described = keys.stream().map(key -> KeyDescriptor.of(cap.name(), key,
                     holders.getOrDefault(key, List.of()), waiters.getOrDefault(key, List.of()))).toList();
-            List<OtherLimitDescriptor> others = cap.otherConfiguredLimits().entrySet().stream()
-                    .map(other -> new OtherLimitDescriptor(other.getKey(), other.getValue().toString())).toList();
-            return new CapDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(), others,
-                    cap.settings().permits(), state.used(), state.available(), state.waiters().size(), described);
+            return new CapDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(),
+                    OtherLimitDescriptor.of(cap.otherConfiguredLimits()), cap.settings().permits(), state.used(),
+                    state.available(), state.waiters().size(), described);
         }
     }
 
@@ -330,7 +329,7 @@ public class SemaphoresEndpoint {
 
         static KeyDescriptor of(String baseName, String key, List<HolderDescriptor> holders,
                                 List<WaiterDescriptor> waiters) {
-            return new KeyDescriptor(key, baseName + ":" + key, holders.stream().mapToInt(HolderDescriptor::count)
+            return new KeyDescriptor(key, baseName + ":" + key, holders.stream().mapToInt(held -> held.holder().count())
                     .sum(), waiters.size(), holders, waiters);
         }
     }
@@ -342,38 +341,39 @@ public class SemaphoresEndpoint {
      * @param lastSeen when a script reply last showed it, ISO-8601
      */
     public record OtherLimitDescriptor(int limit, String lastSeen) {
-    }
 
-    /**
-     * One lease.
-     *
-     * @param permitId       its id, to force its release
-     * @param count          permits it holds
-     * @param fencingToken   its fencing token
-     * @param owner          host/pid/thread that holds it
-     * @param leaseRemaining time until it ends unless renewed, ISO-8601 (e.g. {@code PT28.5S})
-     */
-    public record HolderDescriptor(String permitId, int count, long fencingToken, String owner,
-                                   String leaseRemaining) {
-
-        static HolderDescriptor of(SemaphoreState.Holder holder) {
-            return new HolderDescriptor(holder.permitId(), holder.count(), holder.fencingToken(), holder.owner(),
-                    holder.leaseRemaining().toString());
+        static List<OtherLimitDescriptor> of(SortedMap<Integer, Instant> others) {
+            return others.entrySet().stream()
+                    .map(other -> new OtherLimitDescriptor(other.getKey(), other.getValue().toString())).toList();
         }
     }
 
     /**
-     * One waiting caller.
+     * One lease: the core's {@link SemaphoreState.Holder} ({@code permitId}, to force its release,
+     * {@code count}, {@code fencingToken}, {@code owner}), with its time left as text. Its key is not
+     * shown: a cap's view lists the leases under their key already.
      *
-     * @param waiterId id its permit will have
-     * @param count    permits it waits for
-     * @param owner    host/pid/thread that waits
+     * @param holder the lease as the core read it
      */
-    public record WaiterDescriptor(String waiterId, int count, String owner) {
+    public record HolderDescriptor(@JsonUnwrapped
+                                   @JsonIncludeProperties({"permitId", "count", "fencingToken", "owner"})
+                                   SemaphoreState.Holder holder) {
 
-        static WaiterDescriptor of(SemaphoreState.Waiter waiter) {
-            return new WaiterDescriptor(waiter.waiterId(), waiter.count(), waiter.owner());
+        /** @return time until it ends unless renewed, ISO-8601 ({@code PT28.5S}) whatever Jackson's settings */
+        @JsonProperty("leaseRemaining")
+        public String leaseRemaining() {
+            return holder.leaseRemaining().toString();
         }
+    }
+
+    /**
+     * One waiting caller: the core's {@link SemaphoreState.Waiter} ({@code waiterId}, the id its
+     * permit will have, {@code count}, {@code owner}), without its key, under which a cap lists it.
+     *
+     * @param waiter the caller as the core read it
+     */
+    public record WaiterDescriptor(@JsonUnwrapped @JsonIncludeProperties({"waiterId", "count", "owner"})
+                                   SemaphoreState.Waiter waiter) {
     }
 
     /**

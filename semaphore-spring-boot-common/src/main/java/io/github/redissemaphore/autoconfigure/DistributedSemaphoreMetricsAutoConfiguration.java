@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -49,8 +50,9 @@ public final class DistributedSemaphoreMetricsAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @Conditional(OnMetricsEnabled.class)
-    public SemaphoreMetrics semaphoreMetrics() {
-        return new SemaphoreMetrics();
+    public SemaphoreMetrics semaphoreMetrics(ObjectProvider<SemaphoreRegistry> registry) {
+        // read at each gauge read: the registry takes the metrics as a listener, so it is made after them
+        return new SemaphoreMetrics(registry::getObject);
     }
 
     /**

@@ -1,11 +1,16 @@
 package io.github.redissemaphore.metrics;
 
+import io.github.redissemaphore.core.LocalState;
 import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.ReportedUsage;
 import io.github.redissemaphore.core.SemaphoreListener;
+import io.github.redissemaphore.core.SemaphoreRegistry;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -22,8 +27,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes what the semaphores of one registry do as Micrometer meters, each tagged with the
- * semaphore {@code name} (and nothing else: a key is part of the name, never a tag of its own). Everything comes from the registry's {@link SemaphoreListener} events,
- * that is from figures the Redis scripts return anyway: metrics cost no Redis call.
+ * semaphore {@code name} (and nothing else: a key is part of the name, never a tag of its own).
+ * Counters and long-task timer count the registry's {@link SemaphoreListener} events; the gauges
+ * read the figures the scripts return anyway, as the registry keeps them ({@link ReportedUsage}),
+ * with no copy of their own: metrics cost no Redis call.
  *
  * <ul>
  * <li>{@value #ACTIVE} long-task timer: permits this JVM holds now, and for how long;</li>
@@ -49,8 +56,8 @@ import org.jspecify.annotations.Nullable;
  * ({@link #semaphoreForgotten}) while this JVM holds nothing on it.
  *
  * <p>Register it with the semaphore registry as a listener, and bind it to the meter registry
- * (Spring Boot does it for every {@link MeterBinder} bean). Events before binding update the
- * gauges' figures but are otherwise not counted.
+ * (Spring Boot does it for every {@link MeterBinder} bean). Events before binding are not
+ * counted; the gauges show the registry's figures from their binding on.
  */
 public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
 
@@ -72,14 +79,13 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     private static final GaugeNames OF_A_CAP = new GaugeNames(TOTAL_AVAILABLE, TOTAL_LIMIT, TOTAL_WAITERS,
             "all keys of a capped distributed semaphore together");
 
+    /** Where the gauges read their figures, asked for at each read. */
+    private final Supplier<? extends SemaphoreRegistry> semaphoreRegistry;
     private volatile @Nullable MeterRegistry meterRegistry;
     /** The meters of each semaphore, from its first event until it is forgotten. */
     private final Map<String, SemaphoreMeters> semaphores = new ConcurrentHashMap<>();
-    /**
-     * The gauges of each cap, by base name, from its first report on: kept for the life of the
-     * registry, as the core keeps the caps' figures (one per configured cap, however many keys).
-     */
-    private final Map<String, Gauges> caps = new ConcurrentHashMap<>();
+    /** The caps reported so far, whose gauges stay for the life of the registry (one per configured cap). */
+    private final Set<String> caps = ConcurrentHashMap.newKeySet();
     /** One sample per permit of each lease this JVM holds, by permit id. */
     private final Map<String, Holding> active = new ConcurrentHashMap<>();
     /**
@@ -89,8 +95,12 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
      */
     private final ReentrantLock lock = new ReentrantLock();
 
-    /** Metrics of the registry this is a listener of; bind them to a meter registry to publish them. */
-    public SemaphoreMetrics() {
+    /**
+     * @param registry the registry this is a listener of, whose figures the gauges read: asked for at
+     *                 each read, as it is built after this (Spring: {@code ObjectProvider::getObject})
+     */
+    public SemaphoreMetrics(Supplier<? extends SemaphoreRegistry> registry) {
+        this.semaphoreRegistry = registry;
     }
 
     @Override
@@ -98,8 +108,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         locked(() -> {
             this.meterRegistry = registry;
             semaphores.values().forEach(meters -> meters.register(registry));
-            caps.forEach((name, gauges) -> gauges.register(registry, OF_A_CAP, name));
-            return null;
+            caps.forEach(name -> capGauges(registry, name));
         });
     }
 
@@ -111,7 +120,6 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
             holding.timeUpTo(permit.count());
             meters.leasesHeld++;
             active.put(permit.id(), holding);
-            return null;
         });
     }
 
@@ -123,7 +131,6 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
                 holding.timeUpTo(0);
                 holding.meters().leasesHeld--;
             }
-            return null;
         });
     }
 
@@ -135,54 +142,41 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
             if (holding != null) {
                 holding.timeUpTo(permit.count());
             }
-            return null;
         });
     }
 
     @Override
     public void leaseLost(Permit permit) {
-        Counter lost = meters(permit.semaphoreName()).lost;
-        if (lost != null) {
-            lost.increment();
-        }
+        count(meters(permit.semaphoreName()).lost, 1);
     }
 
     @Override
     public void leasesRenewed(String semaphore, int leases) {
-        Counter renewals = meters(semaphore).renewals;
-        if (renewals != null) {
-            renewals.increment(leases);
-        }
+        count(meters(semaphore).renewals, leases);
     }
 
     @Override
     public void releaseDeferred(String semaphore) {
-        Counter deferred = meters(semaphore).deferred;
-        if (deferred != null) {
-            deferred.increment();
-        }
+        count(meters(semaphore).deferred, 1);
     }
 
+    /** The first report makes the semaphore's meters; the gauges read its figures from the registry. */
     @Override
     public void usageReported(String semaphore, int limit, int used, int waiters) {
-        meters(semaphore).gauges.figures = new Figures(limit, used, waiters);
+        meters(semaphore);
     }
 
-    /** The cap's figures, in gauges tagged with the base name alone. */
+    /** The first report of a cap makes its gauges, tagged with the base name alone. */
     @Override
     public void totalUsageReported(String semaphore, int limit, int used, int waiters) {
-        Gauges gauges = caps.get(semaphore);
-        if (gauges == null) {
-            gauges = locked(() -> caps.computeIfAbsent(semaphore, name -> {
-                Gauges created = new Gauges();
-                MeterRegistry registry = meterRegistry;
-                if (registry != null) {
-                    created.register(registry, OF_A_CAP, name);
-                }
-                return created;
-            }));
+        // added before meterRegistry is read, which bindTo sets before it reads the caps: one of the two
+        // registers the gauges (both at worst, which gives the same gauges)
+        if (caps.add(semaphore)) {
+            MeterRegistry registry = meterRegistry;
+            if (registry != null) {
+                capGauges(registry, semaphore);
+            }
         }
-        gauges.figures = new Figures(limit, used, waiters);
     }
 
     /** Removes the semaphore's meters, unless this JVM holds a lease on a semaphore of that name again. */
@@ -197,7 +191,6 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
                     meters.remove(registry);
                 }
             }
-            return null;
         });
     }
 
@@ -206,20 +199,63 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         if (meters != null) {
             return meters;
         }
-        return locked(() -> semaphores.computeIfAbsent(semaphore, name -> {
-            SemaphoreMeters created = new SemaphoreMeters(name);
-            MeterRegistry registry = meterRegistry;
-            if (registry != null) {
-                created.register(registry);
-            }
-            return created;
-        }));
-    }
-
-    private <T> T locked(Supplier<T> action) {
         lock.lock();
         try {
-            return action.get();
+            return semaphores.computeIfAbsent(semaphore, name -> {
+                SemaphoreMeters created = new SemaphoreMeters(name);
+                MeterRegistry registry = meterRegistry;
+                if (registry != null) {
+                    created.register(registry);
+                }
+                return created;
+            });
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return the semaphore's figures as the registry keeps them; null before its first report, or once forgotten */
+    private @Nullable ReportedUsage usageOf(String semaphore) {
+        return semaphoreRegistry.get().inUse(semaphore).map(RedisSemaphore::localState)
+                .map(LocalState::reportedUsage).orElse(null);
+    }
+
+    private void capGauges(MeterRegistry meterRegistry, String baseName) {
+        gauges(meterRegistry, OF_A_CAP, baseName, () -> semaphoreRegistry.get().cap(baseName).reportedUsage());
+    }
+
+    /** @return the gauges registered, tagged {@code name}, reading {@code usage} at every read */
+    private static List<Meter> gauges(MeterRegistry registry, GaugeNames names, String name,
+                                      Supplier<@Nullable ReportedUsage> usage) {
+        return List.of(
+                Gauge.builder(names.available(), () -> figure(usage, ReportedUsage::available))
+                        .description("Free permits of " + names.of() + ", as last reported by Redis")
+                        .tag(SemaphoreMeters.NAME, name).register(registry),
+                Gauge.builder(names.limit(), () -> figure(usage, ReportedUsage::limit))
+                        .description("Permits of " + names.of() + ", as last reported by Redis")
+                        .tag(SemaphoreMeters.NAME, name).register(registry),
+                Gauge.builder(names.waiters(), () -> figure(usage, ReportedUsage::waiters))
+                        .description("Callers waiting for " + names.of() + ", fleet-wide, as last reported by Redis")
+                        .tag(SemaphoreMeters.NAME, name).register(registry));
+    }
+
+    /** Counts on a counter, unless the metrics were not bound yet when it was due to be made. */
+    private static void count(@Nullable Counter counter, double amount) {
+        if (counter != null) {
+            counter.increment(amount);
+        }
+    }
+
+    /** @return one of the figures now; NaN before the first report (not a made-up 0) */
+    private static double figure(Supplier<@Nullable ReportedUsage> usage, ToIntFunction<ReportedUsage> figure) {
+        ReportedUsage now = usage.get();
+        return now == null ? Double.NaN : figure.applyAsInt(now);
+    }
+
+    private void locked(Runnable action) {
+        lock.lock();
+        try {
+            action.run();
         } finally {
             lock.unlock();
         }
@@ -243,52 +279,17 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         }
     }
 
-    /** The last figures Redis reported, replaced as a whole so a gauge never reads half a report. */
-    private record Figures(int limit, int used, int waiters) {
-    }
-
-    /**
-     * The names of a set of gauges, and whose figures they are, for their descriptions.
-     *
-     * @param of e.g. "a distributed semaphore"
-     */
+    /** The names of a set of gauges, and whose figures they are ({@code of}), for their descriptions. */
     private record GaugeNames(String available, String limit, String waiters, String of) {
     }
 
-    /** Free permits, limit and waiters of one set of figures: a semaphore's, or a cap's over all its keys. */
-    private static final class Gauges {
-
-        /** Null until the first report: the gauges read NaN, not a made-up 0. */
-        private volatile @Nullable Figures figures;
-
-        /** @return the gauges registered, tagged {@code name} */
-        List<Meter> register(MeterRegistry registry, GaugeNames names, String name) {
-            return List.of(
-                    Gauge.builder(names.available(), this, gauges -> gauges.read(f -> Math.max(0, f.limit() - f.used())))
-                            .description("Free permits of " + names.of() + ", as last reported by Redis")
-                            .tag(SemaphoreMeters.NAME, name).register(registry),
-                    Gauge.builder(names.limit(), this, gauges -> gauges.read(Figures::limit))
-                            .description("Permits of " + names.of() + ", as last reported by Redis")
-                            .tag(SemaphoreMeters.NAME, name).register(registry),
-                    Gauge.builder(names.waiters(), this, gauges -> gauges.read(Figures::waiters))
-                            .description("Callers waiting for " + names.of() + ", fleet-wide, as last reported by Redis")
-                            .tag(SemaphoreMeters.NAME, name).register(registry));
-        }
-
-        private double read(ToIntFunction<Figures> figure) {
-            Figures now = figures;
-            return now == null ? Double.NaN : figure.applyAsInt(now);
-        }
-    }
-
     /** The meters of one semaphore. */
-    private static final class SemaphoreMeters {
+    private final class SemaphoreMeters {
 
         private static final String NAME = "name";
 
         private final String name;
         private final List<Meter> registered = new ArrayList<>();
-        private final Gauges gauges = new Gauges();
         private volatile @Nullable Counter lost;
         private volatile @Nullable Counter renewals;
         private volatile @Nullable Counter deferred;
@@ -301,22 +302,18 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         }
 
         void register(MeterRegistry registry) {
-            registered.addAll(gauges.register(registry, OF_A_SEMAPHORE, name));
+            registered.addAll(gauges(registry, OF_A_SEMAPHORE, name, () -> usageOf(name)));
             lost = Counter.builder(LEASE_LOST).description("Permits of a distributed semaphore found lost while held")
                     .tag(NAME, name).register(registry);
             renewals = Counter.builder(LEASE_RENEWALS)
-                    .description("Leases of a distributed semaphore extended by renewal")
-                    .tag(NAME, name).register(registry);
+                    .description("Leases of a distributed semaphore extended by renewal").tag(NAME, name).register(registry);
             deferred = Counter.builder(RELEASE_DEFERRED)
                     .description("Releases of a distributed semaphore's permits that returned before Redis confirmed"
                             + " them and went on in the background, as Redis was not answering")
                     .tag(NAME, name).register(registry);
             active = LongTaskTimer.builder(ACTIVE).description("Permits of a distributed semaphore held by this JVM")
                     .tag(NAME, name).register(registry);
-            registered.add(lost);
-            registered.add(renewals);
-            registered.add(deferred);
-            registered.add(active);
+            registered.addAll(List.of(lost, renewals, deferred, active));
         }
 
         void remove(MeterRegistry registry) {

@@ -90,7 +90,7 @@ class AclClusterTest {
             Future<String> holder = callers.submit(() -> one.renewed(holding));
             holding.awaitEntered(1);
             long entered = System.nanoTime(); // after the grant
-            String permitId = ((SemaphoreDescriptor) endpoint.semaphore("renewed")).holders().get(0).permitId();
+            String permitId = ((SemaphoreDescriptor) endpoint.semaphore("renewed")).holders().get(0).holder().permitId();
             // Held past twice its 1 s lease, through renewals this instance heard come back: the
             // same lease is then held only because it was renewed.
             Renewals renewals = first.getBean(Renewals.class);
@@ -98,7 +98,7 @@ class AclClusterTest {
                     .until(() -> renewals.of("renewed") >= 2
                             && Renewals.since(entered).compareTo(Duration.ofSeconds(2)) > 0);
             assertThat(((SemaphoreDescriptor) endpoint.semaphore("renewed")).holders())
-                    .extracting(SemaphoresEndpoint.HolderDescriptor::permitId).as("the holders of 'renewed' after two lease times")
+                    .extracting(held -> held.holder().permitId()).as("the holders of 'renewed' after two lease times")
                     .containsExactly(permitId);
             assertThat(endpoint.release("renewed", permitId).released()).isTrue();
             holding.open();

@@ -169,8 +169,8 @@ class AclLeastPrivilegeTest {
             // the endpoint's list, then the operator's forced release from the other instance
             assertThat(endpoint.semaphores().semaphores())
                     .anySatisfy(summary -> {
-                        assertThat(summary.name()).isEqualTo("renewed");
-                        assertThat(summary.used()).isEqualTo(1);
+                        assertThat(summary.state().name()).isEqualTo("renewed");
+                        assertThat(summary.state().used()).isEqualTo(1);
                     });
             assertThat(endpoint.release("renewed", permitId).released()).isTrue();
             assertThat(((SemaphoreDescriptor) endpoint.semaphore("renewed")).used()).isZero();
@@ -436,7 +436,7 @@ class AclLeastPrivilegeTest {
 
     private static String onlyHolder(SemaphoreDescriptor semaphore) {
         assertThat(semaphore.holders()).hasSize(1);
-        return semaphore.holders().get(0).permitId();
+        return semaphore.holders().get(0).holder().permitId();
     }
 
     /** The application's guarded methods; a gate keeps a caller inside while the test looks. */

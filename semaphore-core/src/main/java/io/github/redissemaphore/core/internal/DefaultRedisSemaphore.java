@@ -168,7 +168,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                 context.inbox().isSubscribed(identity.keys()),
                 since == LeaseKeeper.NONE ? null : Instant.now().minusNanos(now - since),
                 shortest.isPresent() ? Duration.ofNanos(shortest.getAsLong()) : null,
-                figures.otherConfiguredLimits());
+                figures.otherConfiguredLimits(), figures.reportedUsage());
     }
 
     @Override

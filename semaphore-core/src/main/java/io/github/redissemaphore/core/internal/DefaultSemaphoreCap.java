@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal;
 
 import io.github.redissemaphore.core.RedisSemaphore;
+import io.github.redissemaphore.core.ReportedUsage;
 import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
@@ -12,6 +13,7 @@ import io.github.redissemaphore.core.internal.redis.StateScript;
 import java.time.Instant;
 import java.util.SortedMap;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 
 /**
@@ -64,6 +66,11 @@ final class DefaultSemaphoreCap implements SemaphoreCap {
     @Override
     public SortedMap<Integer, Instant> otherConfiguredLimits() {
         return context.caps().otherConfiguredLimits(name);
+    }
+
+    @Override
+    public @Nullable ReportedUsage reportedUsage() {
+        return context.caps().reportedUsage(name);
     }
 
     @Override

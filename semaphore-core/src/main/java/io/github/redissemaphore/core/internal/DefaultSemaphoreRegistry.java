@@ -27,6 +27,7 @@ import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -247,6 +248,11 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     public SemaphoreSettings settingsOf(String name) {
         // configured by that exact name, else by its base name
         return configured.getOrDefault(parse(name).baseName(), defaults);
+    }
+
+    @Override
+    public Optional<RedisSemaphore> inUse(String name) {
+        return Optional.ofNullable(semaphores.get(name));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.github.redissemaphore.core.internal;
 
+import io.github.redissemaphore.core.ReportedUsage;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.internal.redis.Usage;
 
@@ -17,12 +18,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 
 /**
  * The figures every script reply carries (limit, used, waiters, server time, the earliest lease
- * end), for one semaphore: takes them in and passes the newest on
- * to the listeners (gauges), to the limit-mismatch tracker, and, when this JVM has waiters, asks
+ * end), for one semaphore: takes them in, keeps the newest for
+ * {@link io.github.redissemaphore.core.LocalState#reportedUsage()} (which the gauges read), passes
+ * them on to the listeners and to the limit-mismatch tracker, and, when this JVM has waiters, asks
  * the tick to call Redis again the moment the earliest lease ends, so a lease that ends without a
  * release is handed on at its deadline, not at the next tick.
  *
@@ -43,6 +46,8 @@ final class ReplyFigures {
     private final AtomicLong newestMicros = new AtomicLong();
     /** Where the figures of a capped semaphore's cap go, which every reply about its key carries too. */
     private final Consumer<Usage> capFigures;
+    /** The figures last passed on, for {@link #reportedUsage()}: null before the first. */
+    private volatile @Nullable ReportedUsage reported;
 
     ReplyFigures(String name, SemaphoreLedger ledger, RenewalTick tick, LimitMismatch limitMismatch,
                  Listeners listeners, Consumer<Usage> capFigures) {
@@ -59,8 +64,11 @@ final class ReplyFigures {
         newestMicros.accumulateAndGet(usage.serverMicros(), Math::max);
         // A late reply of a clean-up after the registry forgot this semaphore (and its gauges): not reported.
         if (!ledger.isRetired()) {
-            newestUsage.offer(usage, figures -> listeners.usageReported(name, figures.limit(), figures.used(),
-                    figures.waiters()));
+            newestUsage.offer(usage, figures -> {
+                // kept before the listeners hear of it, so a gauge they make at once reads it
+                reported = new ReportedUsage(figures.limit(), figures.used(), figures.waiters());
+                listeners.usageReported(name, figures.limit(), figures.used(), figures.waiters());
+            });
         }
         limitMismatch.seen(usage);
         capFigures.accept(usage);
@@ -75,6 +83,11 @@ final class ReplyFigures {
      */
     long newestMicros() {
         return newestMicros.get();
+    }
+
+    /** @return the newest figures passed on to the listeners; null before the first reply */
+    @Nullable ReportedUsage reportedUsage() {
+        return reported;
     }
 
     /** @see LimitMismatch#others() */
@@ -295,21 +308,39 @@ final class ReplyFigures {
             if (total == null) {
                 return;
             }
-            Cap cap = caps.computeIfAbsent(baseName, name -> new Cap(new ReplyFigures.NewestUsage(), mismatches.ofCap(name, settings)));
-            cap.newest().offer(usage, figures -> {
+            Cap cap = caps.computeIfAbsent(baseName, name -> new Cap(mismatches.ofCap(name, settings)));
+            cap.newest.offer(usage, figures -> {
                 Usage.Total newest = Objects.requireNonNull(figures.total(), "offered with a cap");
+                // kept before the listeners hear of it, so a gauge they make at once reads it
+                cap.reported = new ReportedUsage(newest.limit(), newest.used(), newest.waiters());
                 listeners.totalUsageReported(baseName, newest.limit(), newest.used(), newest.waiters());
             });
-            cap.mismatch().seen(total.previousConfiguredLimit(), total.override() > 0);
+            cap.mismatch.seen(total.previousConfiguredLimit(), total.override() > 0);
         }
 
         /** @return the other caps of {@code baseName} seen lately in other JVMs, each with when it was last seen */
         SortedMap<Integer, Instant> otherConfiguredLimits(String baseName) {
             Cap cap = caps.get(baseName);
-            return cap == null ? new TreeMap<>() : cap.mismatch().others();
+            return cap == null ? new TreeMap<>() : cap.mismatch.others();
         }
 
-        private record Cap(ReplyFigures.NewestUsage newest, LimitMismatch mismatch) {
+        /** @return the newest figures of the cap {@code baseName} passed on to the listeners; null before the first */
+        @Nullable ReportedUsage reportedUsage(String baseName) {
+            Cap cap = caps.get(baseName);
+            return cap == null ? null : cap.reported;
+        }
+
+        /** What is kept of one cap: the newest of its figures, and the other caps seen. */
+        private static final class Cap {
+
+            private final ReplyFigures.NewestUsage newest = new ReplyFigures.NewestUsage();
+            private final LimitMismatch mismatch;
+            /** Null before the first figures. */
+            private volatile @Nullable ReportedUsage reported;
+
+            Cap(LimitMismatch mismatch) {
+                this.mismatch = mismatch;
+            }
         }
     }
 }

@@ -2,17 +2,20 @@ package io.github.redissemaphore.autoconfigure.aot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import io.github.redissemaphore.actuate.SemaphoresEndpoint;
 import io.github.redissemaphore.annotation.DistributedSemaphore;
 import io.github.redissemaphore.aspect.DistributedSemaphoreAspect;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties;
 import io.github.redissemaphore.autoconfigure.SemaphoreName;
 import io.github.redissemaphore.autoconfigure.SemaphoreNameValidator;
+import io.github.redissemaphore.core.SemaphoreState;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.RecordComponent;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.aot.hint.RuntimeHints;
@@ -43,6 +46,10 @@ class RuntimeHintsTest {
             SemaphoresEndpoint.HolderDescriptor.class, SemaphoresEndpoint.WaiterDescriptor.class,
             SemaphoresEndpoint.OtherLimitDescriptor.class, SemaphoresEndpoint.ReleaseDescriptor.class,
             SemaphoresEndpoint.CapDescriptor.class, SemaphoresEndpoint.KeyDescriptor.class);
+
+    /** The core's records that the endpoint's responses unwrap ({@code @JsonUnwrapped}): written by Jackson too. */
+    private static final List<Class<?>> UNWRAPPED = List.of(SemaphoreState.class, SemaphoreState.Holder.class,
+            SemaphoreState.Waiter.class, SemaphoreState.Total.class);
 
     private static final ReflectionHintsPredicates REFLECTION = RuntimeHintsPredicates.reflection();
 
@@ -90,12 +97,19 @@ class RuntimeHintsTest {
         for (Method operation : operations) {
             assertThat(REFLECTION.onMethodInvocation(operation)).as(operation.toString()).accepts(hints);
         }
-        for (Class<?> type : RESPONSES) {
+        for (Class<?> type : Stream.concat(RESPONSES.stream(), UNWRAPPED.stream()).toList()) {
             assertThat(REFLECTION.onType(type)).as(type.getName()).accepts(hints);
             for (RecordComponent component : type.getRecordComponents()) {
                 assertThat(REFLECTION.onMethodInvocation(component.getAccessor())).as(component.toString())
                         .accepts(hints);
             }
+        }
+        // the members a view adds to the record it unwraps (a lease's time left as text, say)
+        List<Method> added = RESPONSES.stream().flatMap(type -> Arrays.stream(type.getDeclaredMethods()))
+                .filter(method -> method.isAnnotationPresent(JsonProperty.class)).toList();
+        assertThat(added).isNotEmpty();
+        for (Method method : added) {
+            assertThat(REFLECTION.onMethodInvocation(method)).as(method.toString()).accepts(hints);
         }
     }
 
