@@ -11,8 +11,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * test ({@link WaitingBehaviourTest}, {@link EngineRaceTest}).
  *
  * <p>Arguments: host, port, key prefix, semaphore name, permits, permits to take, lease ms, waiter heartbeat
- * ms, waiter tick ms, wait ms. Prints {@code waiting} before it asks, then {@code granted} or
- * {@code rejected}, and holds whatever it got until it is killed.
+ * ms, waiter tick ms, wait ms, and optionally max-waiters. Prints {@code waiting} before it asks, then
+ * {@code granted} or {@code rejected}, and holds whatever it got until it is killed.
  */
 public final class WaiterProcess {
 
@@ -27,7 +27,8 @@ public final class WaiterProcess {
         SemaphoreRegistry registry = SemaphoreRegistry.builder(factory).keyPrefix(args[2])
                 .waiterHeartbeat(millis(args[7])).waiterTick(millis(args[8])).build();
         RedisSemaphore semaphore = registry.semaphore(args[3], SemaphoreSettings.DEFAULTS
-                .withPermits(Integer.parseInt(args[4])).withLeaseTime(millis(args[6])));
+                .withPermits(Integer.parseInt(args[4])).withLeaseTime(millis(args[6]))
+                .withMaxWaiters(args.length > 10 ? Integer.parseInt(args[10]) : 0));
         System.out.println("waiting");
         System.out.flush();
         Optional<Permit> permit = semaphore.tryAcquire(Integer.parseInt(args[5]), millis(args[9]));
