@@ -6,8 +6,10 @@ import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.ReportedUsage;
 import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreRejectedException;
 
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,6 +43,10 @@ import org.jspecify.annotations.Nullable;
  * <li>{@value #RELEASE_DEFERRED} counter: releases that returned before Redis confirmed them, as
  *     Redis was not answering, and went on in the background (a rise means an outage, not a leak:
  *     each lands when Redis answers again, or ends with its lease).</li>
+ * <li>{@value #REJECTIONS} counter: acquisitions that got no permit, tagged {@code reason}
+ *     ({@code wait-timed-out}, {@code queue-full}, {@code predicted-wait-too-long}: each exists at
+ *     0 from the semaphore's first event on). A rise of {@code queue-full} means callers are
+ *     turned away at once rather than left to time out.</li>
  * <li>{@value #TOTAL_AVAILABLE}, {@value #TOTAL_LIMIT}, {@value #TOTAL_WAITERS} gauges: the cap of
  *     a capped semaphore, all its keys together, tagged with its base name only (one set per
  *     configured cap, however many keys), as last reported by Redis to this JVM.</li>
@@ -70,6 +76,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     public static final String LEASE_LOST = "semaphore.lease.lost";
     public static final String LEASE_RENEWALS = "semaphore.lease.renewals";
     public static final String RELEASE_DEFERRED = "semaphore.release.deferred";
+    public static final String REJECTIONS = "semaphore.rejections";
     public static final String TOTAL_AVAILABLE = "semaphore.total.permits.available";
     public static final String TOTAL_LIMIT = "semaphore.total.permits.limit";
     public static final String TOTAL_WAITERS = "semaphore.total.waiters";
@@ -158,6 +165,11 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     @Override
     public void releaseDeferred(String semaphore) {
         count(meters(semaphore).deferred, 1);
+    }
+
+    @Override
+    public void rejected(String semaphore, int permits, SemaphoreRejectedException.Reason reason) {
+        count(meters(semaphore).rejections.get(reason), 1);
     }
 
     /** The first report makes the semaphore's meters; the gauges read its figures from the registry. */
@@ -287,6 +299,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     private final class SemaphoreMeters {
 
         private static final String NAME = "name";
+        private static final String REASON = "reason";
 
         private final String name;
         private final List<Meter> registered = new ArrayList<>();
@@ -294,6 +307,9 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         private volatile @Nullable Counter renewals;
         private volatile @Nullable Counter deferred;
         private volatile @Nullable LongTaskTimer active;
+        /** One counter per reason, all made at once, so each has a series from the start. */
+        private final Map<SemaphoreRejectedException.Reason, Counter> rejections =
+                new EnumMap<>(SemaphoreRejectedException.Reason.class);
         /** Guarded by {@link SemaphoreMetrics#lock}. */
         private int leasesHeld;
 
@@ -314,6 +330,13 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
             active = LongTaskTimer.builder(ACTIVE).description("Permits of a distributed semaphore held by this JVM")
                     .tag(NAME, name).register(registry);
             registered.addAll(List.of(lost, renewals, deferred, active));
+            for (SemaphoreRejectedException.Reason reason : SemaphoreRejectedException.Reason.values()) {
+                Counter counter = Counter.builder(REJECTIONS)
+                        .description("Acquisitions of a distributed semaphore that got no permit, by reason")
+                        .tag(NAME, name).tag(REASON, reason.tag()).register(registry);
+                rejections.put(reason, counter);
+                registered.add(counter);
+            }
         }
 
         void remove(MeterRegistry registry) {

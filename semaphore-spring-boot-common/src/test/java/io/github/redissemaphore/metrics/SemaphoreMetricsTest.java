@@ -104,7 +104,7 @@ class SemaphoreMetricsTest {
                     .filteredOn(name -> name.startsWith("semaphore."))
                     .containsOnly("semaphore.acquire", "semaphore.active", "semaphore.permits.available",
                             "semaphore.permits.limit", "semaphore.waiters", "semaphore.lease.renewals",
-                            "semaphore.lease.lost", "semaphore.release.deferred");
+                            "semaphore.lease.lost", "semaphore.release.deferred", "semaphore.rejections");
             assertThat(meters.getMeters()).filteredOn(meter -> meter.getId().getName().startsWith("semaphore."))
                     .allSatisfy(meter -> assertThat(meter.getId().getTag("name")).isEqualTo("metered"));
         });
@@ -134,6 +134,30 @@ class SemaphoreMetricsTest {
             two.release();
             assertThat(meters.get("semaphore.active").tag("name", "metered").longTaskTimer().activeTasks()).isZero();
         });
+    }
+
+    @Test
+    void countsRejectionsByReasonEachFromZero() {
+        runner.run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            RedisSemaphore semaphore = context.getBean(SemaphoreRegistry.class)
+                    .semaphore("bounded", SemaphoreSettings.DEFAULTS.withMaxWaiters(1));
+            Permit held = semaphore.tryAcquire().orElseThrow();
+            assertThat(rejections(meters, "queue-full")).isZero();
+            assertThat(rejections(meters, "predicted-wait-too-long")).isZero();
+            CompletableFuture<Permit> waiting = semaphore.acquireAsync(1, Duration.ofMillis(300));
+            await().until(() -> meters.get("semaphore.waiters").tag("name", "bounded").gauge().value() == 1);
+            assertThat(semaphore.acquireAsync(1, Duration.ofSeconds(10))).failsWithin(Duration.ofSeconds(5));
+            assertThat(rejections(meters, "queue-full")).isEqualTo(1);
+            assertThat(waiting).failsWithin(Duration.ofSeconds(5));
+            await().until(() -> rejections(meters, "wait-timed-out") == 1);
+            assertThat(rejections(meters, "predicted-wait-too-long")).isZero();
+            held.release();
+        });
+    }
+
+    private static double rejections(MeterRegistry meters, String reason) {
+        return meters.get("semaphore.rejections").tags("name", "bounded", "reason", reason).counter().count();
     }
 
     @Test
@@ -191,19 +215,19 @@ class SemaphoreMetricsTest {
             registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
             Permit busy = registry.semaphore("tenants", "globex", registry.settingsOf("tenants")).tryAcquire()
                     .orElseThrow();
-            // 7: the semaphore.acquire timer is the family's, tagged with the base name (made from the
-            // observation, as everywhere), and is not among a key's meters
-            assertThat(namesTagged(meters, "tenants:acme")).hasSize(7);
+            // 10 (7 and the 3 reasons of semaphore.rejections): the semaphore.acquire timer is the family's,
+            // tagged with the base name (made from the observation, as everywhere), and is not among a key's meters
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(10);
             assertThat(meters.get("semaphore.acquire").tags("name", "tenants", "outcome", "acquired").timer().count())
                     .isEqualTo(2);
 
             Engines.evictIdleKeyed(registry);
 
             assertThat(namesTagged(meters, "tenants:acme")).isEmpty();
-            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(7);
+            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(10);
             // used again: its meters are back, counters from 0
             registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
-            assertThat(namesTagged(meters, "tenants:acme")).hasSize(7);
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(10);
             busy.release();
         });
     }
@@ -236,7 +260,7 @@ class SemaphoreMetricsTest {
             // no meter of the library is tagged with anything a key could multiply but its name
             assertThat(meters.getMeters()).filteredOn(meter -> meter.getId().getName().startsWith("semaphore."))
                     .allSatisfy(meter -> assertThat(meter.getId().getTags()).extracting(Tag::getKey)
-                            .isSubsetOf("name", "outcome", "error"));
+                            .isSubsetOf("name", "outcome", "error", "reason"));
 
             globex.release();
             Permit served = initech.get(10, TimeUnit.SECONDS);
