@@ -79,8 +79,19 @@ public record SemaphoreState(String name, int limit, int used, int available,
      * @param count    permits it waits for
      * @param owner    host/pid/thread of the JVM that waits
      * @param key      of a capped semaphore, the key it waits on; else null
+     * @param position its place in the queue (of its key), 1 for the next served; 0 when not told
+     * @param predictedWait how long it is predicted to wait from now: its place times the average
+     *                 hold of the semaphore, over the permits (see
+     *                 {@link SemaphoreSettings#rejectPredictedTimeouts()}); null before a hold was
+     *                 measured, and in the state of a cap as a whole
      */
-    public record Waiter(String waiterId, int count, String owner, @Nullable String key) {
+    public record Waiter(String waiterId, int count, String owner, @Nullable String key, int position,
+                         @Nullable Duration predictedWait) {
+
+        /** A caller whose place and predicted wait are not told. */
+        public Waiter(String waiterId, int count, String owner, @Nullable String key) {
+            this(waiterId, count, owner, key, 0, null);
+        }
 
         /** A caller waiting on one semaphore. */
         public Waiter(String waiterId, int count, String owner) {

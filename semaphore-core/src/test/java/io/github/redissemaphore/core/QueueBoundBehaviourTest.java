@@ -42,8 +42,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * The queue's bound ({@link SemaphoreSettings#maxWaiters()}) and the predicted wait, through the
  * registry, against real Redis: the bound holds when two JVMs and threads in each rush into the
  * queue at once, callers that leave make room, a refusal says why and when to come back, the
- * prediction is within 30 % of the actual wait on a steady load, and a caller predicted to time
- * out is refused at once when the option is on. The script's own invariants are
+ * prediction is within 30 % of the actual wait on a steady load, {@code state()} tells each
+ * waiter's place and predicted wait, and a caller predicted to time out is refused at once when
+ * the option is on. The script's own invariants are
  * {@link QueueBoundTest}'s.
  */
 @RedisTest
@@ -304,6 +305,11 @@ class QueueBoundBehaviourTest {
         CompletableFuture<Permit> first = semaphore.acquireAsync(1, Duration.ofSeconds(30));
         CompletableFuture<Permit> second = semaphore.acquireAsync(1, Duration.ofSeconds(30));
         await().until(() -> semaphore.state().waiters().size() == 2);
+        // state() tells each waiter's place and predicted wait: about 1 and 2 holds of ~300 ms
+        List<SemaphoreState.Waiter> queue = semaphore.state().waiters();
+        assertThat(queue).extracting(SemaphoreState.Waiter::position).containsExactly(1, 2);
+        assertThat(queue.get(0).predictedWait()).isNotNull().isBetween(Duration.ofMillis(150), Duration.ofMillis(900));
+        assertThat(queue.get(1).predictedWait()).isNotNull().isGreaterThan(queue.get(0).predictedWait());
         SemaphoreRejectedException refused = (SemaphoreRejectedException) catchRejection(
                 () -> semaphore.acquire(1, Duration.ofSeconds(30)));
         assertThat(refused.reason()).isEqualTo(Reason.QUEUE_FULL);

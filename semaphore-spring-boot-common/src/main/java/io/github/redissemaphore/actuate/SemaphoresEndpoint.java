@@ -7,6 +7,7 @@ import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -368,12 +369,22 @@ public class SemaphoresEndpoint {
 
     /**
      * One waiting caller: the core's {@link SemaphoreState.Waiter} ({@code waiterId}, the id its
-     * permit will have, {@code count}, {@code owner}), without its key, under which a cap lists it.
+     * permit will have, {@code count}, {@code owner}, its {@code position} in the queue of its key),
+     * without its key, under which a cap lists it, and its predicted wait as ISO-8601 text when
+     * one is known.
      *
      * @param waiter the caller as the core read it
      */
-    public record WaiterDescriptor(@JsonUnwrapped @JsonIncludeProperties({"waiterId", "count", "owner"})
+    public record WaiterDescriptor(@JsonUnwrapped @JsonIncludeProperties({"waiterId", "count", "owner", "position"})
                                    SemaphoreState.Waiter waiter) {
+
+        /** @return the wait predicted for it from now ({@code PT1.2S}), or null (left out) while none is known */
+        @JsonProperty("predictedWait")
+        @JsonInclude(JsonInclude.Include.NON_NULL)
+        public @Nullable String predictedWait() {
+            Duration predicted = waiter.predictedWait();
+            return predicted == null ? null : predicted.toString();
+        }
     }
 
     /**

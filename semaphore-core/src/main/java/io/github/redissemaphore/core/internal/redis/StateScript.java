@@ -4,7 +4,9 @@ import io.github.redissemaphore.core.SemaphoreState;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 import org.springframework.data.redis.core.script.RedisScript;
@@ -66,10 +68,20 @@ public record StateScript(String name, String baseName, int limit, int most)
                     h.size() > 5 ? Reply.text(h.get(5)) : null));
         }
         List<SemaphoreState.Waiter> waiters = new ArrayList<>();
+        // The average hold predicts each waiter's wait, as acquire.lua does for a caller it
+        // queues; not for a cap as a whole, whose keys each have a limit and a queue of their own.
+        long holdMillis = reply.size() > 2 ? reply.number(2) : -1;
+        boolean wholeCap = name.equals(baseName) && !reply.list(1).isEmpty()
+                && ((List<?>) reply.list(1).get(0)).size() > 3;
+        Map<String, Integer> places = new HashMap<>();
         for (Object entry : reply.list(1)) {
             List<?> w = (List<?>) entry;
+            String key = w.size() > 3 ? Reply.text(w.get(3)) : null;
+            int position = places.merge(String.valueOf(key), 1, Integer::sum);
+            Duration predicted = holdMillis < 0 || wholeCap ? null
+                    : Duration.ofMillis((position * holdMillis + usage.limit() - 1) / usage.limit());
             waiters.add(new SemaphoreState.Waiter(Reply.text(w.get(0)), (int) Reply.number(w.get(1)),
-                    Reply.text(w.get(2)), w.size() > 3 ? Reply.text(w.get(3)) : null));
+                    Reply.text(w.get(2)), key, position, predicted));
         }
         Usage.Total total = usage.total();
         return new Read(usage, new SemaphoreState(name, usage.limit(), usage.used(), usage.available(), holders,
