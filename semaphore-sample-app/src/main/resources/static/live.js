@@ -144,10 +144,15 @@ function renderSemaphore(semaphore, wide, forceReleasePath, now) {
     limit: semaphore.limit, used: semaphore.used, inFlight: semaphore.inFlight,
     holders: holders.length, waiters: waiters.length,
   });
+  const full = semaphore.maxWaiters > 0 && waiters.length >= semaphore.maxWaiters;
   element.classList.toggle('busy', waiters.length > 0);
+  // A full queue: new callers are refused at once (429 with a Retry-After), not queued.
+  element.classList.toggle('full', full);
+  element.dataset.full = full;
   $('.used', element).textContent = semaphore.used;
   $('.limit', element).textContent = semaphore.limit;
-  $('.waiting', element).textContent = waiters.length;
+  $('.waiting', element).textContent = semaphore.maxWaiters > 0
+    ? `${waiters.length} of ${semaphore.maxWaiters}${full ? ' (queue full)' : ''}` : waiters.length;
 
   renderBar($('.bar', element), semaphore);
   renderHolders(element, holders, semaphore.name, forceReleasePath, now);

@@ -67,9 +67,11 @@ public record LiveState(@Nullable String instance, List<FleetMember> instances, 
      *                 itself ({@code InFlightCounter}), not as the library reports them
      * @param holders  the leases
      * @param waiters  the callers waiting, in the order they will be served
+     * @param maxWaiters its queue's bound ({@code max-waiters}), 0 when it has none: the page marks
+     *                 the queue full when that many wait, as new callers are then refused at once
      */
     public record SemaphoreView(String name, int limit, int used, long inFlight, List<HolderView> holders,
-            List<WaiterView> waiters) {
+            List<WaiterView> waiters, int maxWaiters) {
     }
 
     /**
@@ -94,7 +96,9 @@ public record LiveState(@Nullable String instance, List<FleetMember> instances, 
      * @param count    permits it waits for
      * @param owner    host/pid/thread as the library recorded it
      * @param instance the fleet member that owner belongs to, or null if none
+     * @param predictedWaitMillis the wait the library predicts for it from now, or null while none is known
      */
-    public record WaiterView(String waiterId, int count, String owner, @Nullable String instance) {
+    public record WaiterView(String waiterId, int count, String owner, @Nullable String instance,
+            @Nullable Long predictedWaitMillis) {
     }
 }

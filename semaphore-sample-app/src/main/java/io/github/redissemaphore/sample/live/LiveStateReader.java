@@ -95,9 +95,11 @@ public class LiveStateReader {
                 .toList();
         List<WaiterView> waiters = state.waiters().stream()
                 .map(waiter -> new WaiterView(waiter.waiterId(), waiter.count(), waiter.owner(),
-                        instanceOf(waiter.owner(), members)))
+                        instanceOf(waiter.owner(), members),
+                        waiter.predictedWait() == null ? null : waiter.predictedWait().toMillis()))
                 .toList();
-        return new SemaphoreView(name, state.limit(), state.used(), inFlight.read(name).now(), holders, waiters);
+        return new SemaphoreView(name, state.limit(), state.used(), inFlight.read(name).now(), holders, waiters,
+                registry.settingsOf(name).maxWaiters());
     }
 
     private static @Nullable String instanceOf(String owner, List<FleetMember> members) {

@@ -80,6 +80,10 @@ class LiveStateTest extends SharedRedisApplicationTest {
             assertThat(cap.limit()).isEqualTo(3);
             assertThat(cap.segments()).contains(new CapSegment("initech", self));
             assertThat(cap.keys()).contains(new CapKeyView("initech", 1, 0));
+            // the queue's bound, by which the page marks a full queue
+            assertThat(state.semaphores()).filteredOn(view -> view.name().equals("reports")).singleElement()
+                    .satisfies(view -> assertThat(view.maxWaiters())
+                            .isEqualTo(context.getBean(SemaphoreRegistry.class).settingsOf("reports").maxWaiters()));
             HolderView theirs = holderOf(state, "reports");
             assertThat(theirs.permitId()).isEqualTo(elsewhere.id());
             assertThat(theirs.fencingToken()).isEqualTo(String.valueOf(elsewhere.fencingToken()));
