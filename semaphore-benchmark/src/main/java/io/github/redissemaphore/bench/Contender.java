@@ -68,6 +68,15 @@ interface Contender {
         return new Capped(registry, settings);
     }
 
+    /**
+     * @return ours with a queue bound ({@code max-waiters} {@value Bounded#MAX_WAITERS}, above what
+     *         the contended case ever queues, so nobody is refused): the cost of the bound and of the
+     *         predicted wait (issue 30) next to {@link #ours}
+     */
+    static Contender bounded(SemaphoreRegistry registry, SemaphoreSettings settings) {
+        return new Bounded(registry, settings);
+    }
+
     /** @return Redisson's {@link RPermitExpirableSemaphore}, leases of {@code leaseTime} (it has no renewal) */
     static Contender permitExpirable(RedissonClient client, Duration leaseTime) {
         return new PermitExpirable(client, leaseTime);
@@ -162,6 +171,27 @@ interface Contender {
                     return nextKey().acquireAsync(1, LONG_WAIT).thenApply(permit -> permit);
                 }
             };
+        }
+    }
+
+    /** Ours with {@code max-waiters}: the same calls, each waiting one carrying the bound. */
+    record Bounded(SemaphoreRegistry registry, SemaphoreSettings settings) implements Contender {
+
+        static final int MAX_WAITERS = 16;
+
+        @Override
+        public String label() {
+            return "ours, max-waiters " + MAX_WAITERS;
+        }
+
+        @Override
+        public String key() {
+            return "oursBounded";
+        }
+
+        @Override
+        public Handle semaphore(String name, int permits) {
+            return new Ours(registry, settings.withMaxWaiters(MAX_WAITERS)).semaphore(name, permits);
         }
     }
 

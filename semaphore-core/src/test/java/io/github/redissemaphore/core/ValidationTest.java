@@ -66,6 +66,13 @@ class ValidationTest extends SemaphoreTestBase {
                 .withMessage("leaseTime must not be null");
         assertThat(new SemaphoreSettings(1_000_000, Duration.ofHours(24), Duration.ofHours(24), false, false).permits())
                 .isEqualTo(1_000_000);
+        assertThatIllegalArgumentException().isThrownBy(() -> SemaphoreSettings.DEFAULTS.withMaxWaiters(-1))
+                .withMessage("maxWaiters must be 0 (no bound) or between 1 and 1000000, but was -1");
+        assertThatIllegalArgumentException().isThrownBy(() -> SemaphoreSettings.DEFAULTS.withMaxWaiters(1_000_001))
+                .withMessage("maxWaiters must be 0 (no bound) or between 1 and 1000000, but was 1000001");
+        assertThat(SemaphoreSettings.DEFAULTS.withMaxWaiters(1_000_000).maxWaiters()).isEqualTo(1_000_000);
+        assertThat(SemaphoreSettings.DEFAULTS.maxWaiters()).as("no bound by default").isZero();
+        assertThat(SemaphoreSettings.DEFAULTS.rejectPredictedTimeouts()).isFalse();
     }
 
     @Test
