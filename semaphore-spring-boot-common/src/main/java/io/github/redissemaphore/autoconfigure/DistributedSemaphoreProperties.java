@@ -135,7 +135,10 @@ public record DistributedSemaphoreProperties(
      *                   take precedence.
      * @param retryAfter What both answers advise in Retry-After, rounded up to whole seconds. Not set: no
      *                   Retry-After, as the library cannot tell when a permit frees up or Redis answers
-     *                   again. 1ms to 24h.
+     *                   again, but on a 429 whose caller was refused at once with a predicted wait
+     *                   (max-waiters, reject-predicted-timeouts): that wait, capped at 60s, plus a random
+     *                   jitter of up to a tenth of it or 1s, whichever is more, rounded up to whole
+     *                   seconds. 1ms to 24h.
      */
     public record ProblemDetails(
             @DefaultValue("true") boolean enabled,
