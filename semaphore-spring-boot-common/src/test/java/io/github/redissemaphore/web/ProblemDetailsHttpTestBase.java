@@ -1,12 +1,14 @@
 package io.github.redissemaphore.web;
 
 import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
+import io.github.redissemaphore.test.SchedulingNoise;
 
 import java.io.IOException;
 import java.net.URI;
@@ -15,6 +17,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -31,19 +36,26 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The answers of a web application with the starter to the semaphores' exceptions, over real HTTP
  * on a real Redis: 429 and 503 problem details naming the semaphore, {@code Retry-After} only when
  * configured, the application's own advice first, and nothing when switched off. Run once on
  * Spring MVC and once on WebFlux, with the same endpoints: {@code GET /reports} guarded by semaphore
- * {@value #REPORTS}, {@code GET /exports/{tenant}} by {@value #EXPORTS} keyed by the tenant.
+ * {@value #REPORTS}, {@code GET /exports/{tenant}} by {@value #EXPORTS} keyed by the tenant,
+ * {@code GET /queued/{key}} by {@value #QUEUED} keyed by the path (each test a key of its own, so a
+ * hold another test measured predicts nothing here).
  */
 @RedisTest
 abstract class ProblemDetailsHttpTestBase {
 
     static final String REPORTS = "web-reports";
     static final String EXPORTS = "web-exports";
+    static final String QUEUED = "web-queued";
+
+    /** How soon a caller the full queue refuses hears its 429, before the machine's scheduling noise. */
+    private static final Duration AT_ONCE = Duration.ofMillis(100);
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
@@ -100,6 +112,50 @@ abstract class ProblemDetailsHttpTestBase {
             HttpResponse<String> answer = whileHeld(app, REPORTS, () -> get(app, "/reports"));
             assertThat(answer.statusCode()).isEqualTo(429);
             assertThat(answer.headers().firstValue("Retry-After")).hasValue("2");
+        }
+    }
+
+    @Test
+    void aFullQueueIs429AtOnceNamingTheReasonWithARetryAfterComputedOnceAHoldIsMeasured() throws Exception {
+        String key = UUID.randomUUID().toString();
+        String semaphore = QUEUED + ":" + key;
+        String settings = "--distributed-semaphore.semaphores." + QUEUED + ".";
+        try (ConfigurableApplicationContext app = start(server, settings + "permits=1", settings + "max-waiters=1",
+                settings + "wait-time=5s");
+             SchedulingNoise noise = new SchedulingNoise()) {
+            RedisSemaphore queued = app.getBean(SemaphoreRegistry.class).semaphore(semaphore);
+
+            // no hold measured yet: refused at once, and no figure to advise
+            Refusal unpredicted = refusedWhileOneWaits(app, queued, "/queued/" + key);
+            assertThat(unpredicted.answer().statusCode()).isEqualTo(429);
+            assertThat(unpredicted.answer().headers().firstValue("Retry-After"))
+                    .as("no prediction known, none configured: no header").isEmpty();
+            assertThat(json(unpredicted.answer())).containsEntry("reason", "queue-full")
+                    .containsEntry("detail", "No permit of semaphore '" + semaphore + "': refused at once, its queue is full")
+                    .containsEntry("semaphore", semaphore)
+                    .doesNotContainKey("predictedWaitMillis");
+
+            // the hold above ended while a caller waited: measured, so the next refusal is told a wait
+            Refusal predicted = refusedWhileOneWaits(app, queued, "/queued/" + key);
+            assertThat(predicted.answer().statusCode()).isEqualTo(429);
+            Map<String, Object> problem = json(predicted.answer());
+            assertThat(problem).containsEntry("reason", "queue-full").containsEntry("status", 429);
+            long predictedMillis = ((Number) problem.get("predictedWaitMillis")).longValue();
+            assertThat(predictedMillis).as("a wait predicted from the measured hold").isPositive();
+            assertThat((String) problem.get("detail")).isEqualTo("No permit of semaphore '" + semaphore
+                    + "': refused at once, its queue is full (predicted wait " + predictedMillis + " ms)");
+            long capped = Math.min(predictedMillis, ComputedRetryAfter.CAP.toMillis());
+            long mostAdvised = Math.max(1, (capped + Math.max(1000, capped / 10) + 999) / 1000);
+            assertThat(predicted.answer().headers().firstValue("Retry-After")).as("the predicted wait, jittered")
+                    .hasValueSatisfying(seconds -> assertThat(Long.parseLong(seconds)).isBetween(1L, mostAdvised));
+
+            Duration late = noise.during(predicted.sentNanos(), predicted.answeredNanos());
+            System.out.printf("%s: the queue-full 429 came %.1f ms after its request, predicted wait %d ms, "
+                            + "Retry-After %s (a 10 ms JDK timer ran up to %d ms late meanwhile)%n", type(),
+                    (predicted.answeredNanos() - predicted.sentNanos()) / 1e6, predictedMillis,
+                    predicted.answer().headers().firstValue("Retry-After").orElseThrow(), late.toMillis());
+            noise.assertTookLessThan("the 429 of a full queue", predicted.sentNanos(), predicted.answeredNanos(),
+                    AT_ONCE);
         }
     }
 
@@ -166,10 +222,13 @@ abstract class ProblemDetailsHttpTestBase {
 
     private static HttpResponse<String> get(ConfigurableApplicationContext app, String path)
             throws IOException, InterruptedException {
+        return HTTP.send(request(app, path), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpRequest request(ConfigurableApplicationContext app, String path) {
         String port = app.getEnvironment().getProperty("local.server.port");
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+        return HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
                 .timeout(Duration.ofSeconds(30)).GET().build();
-        return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     /** @return the answer to {@code call} while this test holds the only permit of {@code semaphore} */
@@ -178,6 +237,33 @@ abstract class ProblemDetailsHttpTestBase {
         try (Permit held = app.getBean(SemaphoreRegistry.class).semaphore(semaphore).tryAcquire().orElseThrow()) {
             return call.send();
         }
+    }
+
+    /**
+     * Holds the only permit of {@code semaphore} while one request to {@code path} waits for it, sends
+     * one more, which the full queue refuses, then gives the permit back to the waiter: a hold that
+     * ended while a caller waited, which the semaphore measures.
+     *
+     * @return the answer to the request refused, and when it was sent and answered
+     */
+    private static Refusal refusedWhileOneWaits(ConfigurableApplicationContext app, RedisSemaphore semaphore,
+                                                String path) throws Exception {
+        CompletableFuture<HttpResponse<String>> waiter;
+        Refusal refusal;
+        try (Permit held = semaphore.tryAcquire().orElseThrow()) {
+            waiter = HTTP.sendAsync(request(app, path), HttpResponse.BodyHandlers.ofString());
+            await().atMost(Duration.ofSeconds(10)).until(() -> semaphore.state().waiters().size() == 1);
+            long sent = System.nanoTime();
+            HttpResponse<String> answer = get(app, path);
+            refusal = new Refusal(answer, sent, System.nanoTime());
+        }
+        assertThat(waiter.get(10, TimeUnit.SECONDS).statusCode()).as("the waiter, served once the permit is back")
+                .isEqualTo(200);
+        return refusal;
+    }
+
+    /** A request a full queue refused, and when it was sent and answered ({@link System#nanoTime()}). */
+    private record Refusal(HttpResponse<String> answer, long sentNanos, long answeredNanos) {
     }
 
     private static Map<String, Object> json(HttpResponse<String> answer) {
