@@ -250,7 +250,8 @@ abstract class ProblemDetailsHttpTestBase {
                                                 String path) throws Exception {
         CompletableFuture<HttpResponse<String>> waiter;
         Refusal refusal;
-        try (Permit held = semaphore.tryAcquire().orElseThrow()) {
+        // with a wait: the permit of the previous round may still be on its way back
+        try (Permit held = semaphore.tryAcquire(Duration.ofSeconds(10)).orElseThrow()) {
             waiter = HTTP.sendAsync(request(app, path), HttpResponse.BodyHandlers.ofString());
             await().atMost(Duration.ofSeconds(10)).until(() -> semaphore.state().waiters().size() == 1);
             long sent = System.nanoTime();
