@@ -43,7 +43,14 @@ final class ComputedRetryAfter {
     String seconds(Duration predicted) {
         long capped = Math.min(Math.max(predicted.toMillis(), 0), CAP.toMillis());
         long spread = Math.max(LEAST_SPREAD_MILLIS, capped / 10);
-        long jittered = capped + randomBelow.applyAsLong(spread + 1);
-        return String.valueOf(Math.max(1, (jittered + 999) / 1000));
+        return inWholeSeconds(Duration.ofMillis(capped + randomBelow.applyAsLong(spread + 1)));
+    }
+
+    /**
+     * @return {@code wait} as the header writes it, computed or configured: whole seconds, rounded
+     *         up (a client back a little late finds the permit free, one back early does not), at least 1
+     */
+    static String inWholeSeconds(Duration wait) {
+        return String.valueOf(Math.max(1, (wait.toMillis() + 999) / 1000));
     }
 }

@@ -61,8 +61,7 @@ public class SemaphoreExceptionHandler {
     }
 
     SemaphoreExceptionHandler(@Nullable Duration retryAfter, ComputedRetryAfter computedRetryAfter) {
-        this.retryAfterSeconds = retryAfter == null ? null
-                : String.valueOf(Math.max(1, (retryAfter.toMillis() + 999) / 1000));
+        this.retryAfterSeconds = retryAfter == null ? null : ComputedRetryAfter.inWholeSeconds(retryAfter);
         this.computedRetryAfter = computedRetryAfter;
     }
 
