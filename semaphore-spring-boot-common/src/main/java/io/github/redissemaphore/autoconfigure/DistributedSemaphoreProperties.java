@@ -97,6 +97,11 @@ public record DistributedSemaphoreProperties(
     // 0 is not "no cap" here, unlike in SemaphoreSettings: the property is left out for that, so say so
     private static final String TOTAL_PERMITS_RANGE =
             "must be between 1 and " + SemaphoreSettings.MAX_PERMITS + "; leave it out for " + NO_SHARED_CAP;
+    /** What a semaphore without max-waiters has, in the words of the failure report. */
+    private static final String NO_QUEUE_BOUND = "no bound on the queue";
+    // the same as for total-permits: 0 means "no bound" in SemaphoreSettings, leaving the property out does here
+    private static final String MAX_WAITERS_RANGE =
+            "must be between 1 and " + SemaphoreSettings.MAX_PERMITS + "; leave it out for " + NO_QUEUE_BOUND;
 
     public DistributedSemaphoreProperties {
         semaphores = semaphores == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
@@ -130,7 +135,10 @@ public record DistributedSemaphoreProperties(
      *                   take precedence.
      * @param retryAfter What both answers advise in Retry-After, rounded up to whole seconds. Not set: no
      *                   Retry-After, as the library cannot tell when a permit frees up or Redis answers
-     *                   again. 1ms to 24h.
+     *                   again, but on a 429 whose caller was refused at once with a predicted wait
+     *                   (max-waiters, reject-predicted-timeouts): that wait, capped at 60s, plus a random
+     *                   jitter of up to a tenth of it or 1s, whichever is more, rounded up to whole
+     *                   seconds. 1ms to 24h.
      */
     public record ProblemDetails(
             @DefaultValue("true") boolean enabled,
@@ -164,6 +172,14 @@ public record DistributedSemaphoreProperties(
      *                  gets it; a grant they do not acknowledge in time is given back and the
      *                  call fails. 0 (wait for none) to 100.
      * @param replicationTimeout How long a grant waits for those replicas. 1ms to 1m.
+     * @param maxWaiters How many callers may wait for a permit of a semaphore at once, across the whole
+     *                  fleet (per key for a keyed semaphore): one more is refused at once with
+     *                  SemaphoreRejectedException (a 429 over HTTP) instead of queueing. Not set: no bound.
+     *                  1 to 1000000.
+     * @param rejectPredictedTimeouts Whether a caller whose predicted wait (its place in the queue
+     *                  times the average hold, over the permits) is already longer than its wait-time
+     *                  is refused at once instead of queueing until it times out. No prediction is
+     *                  made before a hold that ended while others waited has been measured.
      */
     public record Defaults(
             @DefaultValue("1") @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) int permits,
@@ -175,11 +191,16 @@ public record DistributedSemaphoreProperties(
             @DefaultValue("true") boolean autoRenew,
             @DefaultValue("0") @Range(min = 0, max = SemaphoreSettings.MAX_REPLICAS) int replicas,
             @DefaultValue("100ms") @DurationMin(millis = 1, message = REPLICATION_RANGE)
-            @DurationMax(minutes = 1, message = REPLICATION_RANGE) Duration replicationTimeout) {
+            @DurationMax(minutes = 1, message = REPLICATION_RANGE) Duration replicationTimeout,
+            @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS, message = MAX_WAITERS_RANGE)
+            @WhenLeftOut(NO_QUEUE_BOUND) Integer maxWaiters,
+            @DefaultValue("false") boolean rejectPredictedTimeouts) {
 
         /** @return these values as core settings */
         public SemaphoreSettings toSettings() {
-            return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout);
+            return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout)
+                    .withMaxWaiters(maxWaiters != null ? maxWaiters : 0)
+                    .withRejectPredictedTimeouts(rejectPredictedTimeouts);
         }
     }
 
@@ -197,6 +218,11 @@ public record DistributedSemaphoreProperties(
      *                  with a key, "{@code <name>:<key>}"), while "permits" stays the limit of each key.
      *                  Not set: no shared cap. "permits" to 1000000. A semaphore with a cap is used
      *                  per key only.
+     * @param maxWaiters How many callers may wait for a permit of the semaphore at once, across the whole
+     *                  fleet; for a keyed semaphore, with or without total-permits, the bound of each key.
+     *                  1 to 1000000.
+     * @param rejectPredictedTimeouts Whether a caller predicted to wait longer than its wait-time is
+     *                  refused at once instead of queueing until it times out.
      */
     public record Semaphore(
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer permits,
@@ -211,7 +237,10 @@ public record DistributedSemaphoreProperties(
             Duration replicationTimeout,
             // no default to inherit: a cap is per semaphore, so defaults.total-permits is an unknown property
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS, message = TOTAL_PERMITS_RANGE)
-            @WhenLeftOut(NO_SHARED_CAP) Integer totalPermits) {
+            @WhenLeftOut(NO_SHARED_CAP) Integer totalPermits,
+            // left out: the defaults' bound, so no "leave it out" in the message; 1000000 lifts it for one semaphore
+            @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer maxWaiters,
+            Boolean rejectPredictedTimeouts) {
 
         /** @return the settings of this semaphore, values left out taken from {@code defaults} */
         public SemaphoreSettings toSettings(SemaphoreSettings defaults) {
@@ -223,7 +252,9 @@ public record DistributedSemaphoreProperties(
                     autoRenew != null ? autoRenew : defaults.autoRenew(),
                     replicas != null ? replicas : defaults.replicas(),
                     replicationTimeout != null ? replicationTimeout : defaults.replicationTimeout(),
-                    totalPermits != null ? totalPermits : 0);
+                    totalPermits != null ? totalPermits : 0,
+                    maxWaiters != null ? maxWaiters : defaults.maxWaiters(),
+                    rejectPredictedTimeouts != null ? rejectPredictedTimeouts : defaults.rejectPredictedTimeouts());
         }
     }
 }

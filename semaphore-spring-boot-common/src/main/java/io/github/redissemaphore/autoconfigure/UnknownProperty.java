@@ -3,6 +3,7 @@ package io.github.redissemaphore.autoconfigure;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BiPredicate;
 import java.util.regex.Pattern;
 
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -135,14 +136,22 @@ final class UnknownProperty {
 
     /**
      * A third of the name's letters wrong at most ({@code permit}, {@code leaseTme}), or the name
-     * is part of one setting only ({@code lease} for {@code lease-time}), never a guess among several.
+     * is part of one setting only ({@code lease} for {@code lease-time}), or the start of one only
+     * ({@code wait} for {@code wait-time}, though {@code max-waiters} has it too): never a guess among several.
      */
     private static boolean isNear(String unknown, String setting, List<String> settings) {
         if (distance(unknown, setting) <= Math.max(1, unknown.length() / 3)) {
             return true;
         }
-        return unknown.length() >= 4 && setting.contains(unknown)
-                && settings.stream().filter(other -> uniform(other).contains(unknown)).count() == 1;
+        return unknown.length() >= 4 && (isOnlyOneWith(unknown, setting, settings, String::contains)
+                || isOnlyOneWith(unknown, setting, settings, String::startsWith));
+    }
+
+    /** Whether {@code setting} (uniform) is the one of all {@code settings} that has {@code unknown} as {@code how} tells. */
+    private static boolean isOnlyOneWith(String unknown, String setting, List<String> settings,
+                                         BiPredicate<String, String> how) {
+        return how.test(setting, unknown)
+                && settings.stream().filter(other -> how.test(uniform(other), unknown)).count() == 1;
     }
 
     /** The form relaxed binding compares, letters and digits only: {@code lease_time} is {@code leasetime}. */

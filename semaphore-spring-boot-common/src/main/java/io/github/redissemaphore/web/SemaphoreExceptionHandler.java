@@ -19,9 +19,10 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * Answers the semaphores' exceptions in a Spring MVC or WebFlux application (the same advice serves
- * both) as RFC 9457 problem details: {@link SemaphoreRejectedException}, no permit within the wait,
- * is {@code 429 Too Many Requests}; {@link SemaphoreUnavailableException}, Redis unreachable or the
- * application shutting down, is {@code 503 Service Unavailable}. Each names the semaphore in the
+ * both) as RFC 9457 problem details: {@link SemaphoreRejectedException}, no permit (the wait ran
+ * out, or the caller was refused at once), is {@code 429 Too Many Requests};
+ * {@link SemaphoreUnavailableException}, Redis unreachable or the application shutting down, is
+ * {@code 503 Service Unavailable}. Each names the semaphore in the
  * {@code semaphore} member. A 503 carries a short {@code cause} a client may show ("Redis did not
  * answer in time", "Redis refused a command the semaphore needs", ...); the full message, which
  * names servers, users and ACL rules, is for the log: the library logs it at WARN, once a minute per
@@ -30,9 +31,16 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * <p>It has the lowest precedence: a handler of the controller itself, or any advice of the
  * application that handles the exception (one for {@code Exception} included), answers instead.
  *
- * <p>{@code Retry-After} is sent only with a figure the application gives: nothing the library
- * knows tells when a permit will be free (a lease of a busy holder is renewed for as long as its
- * call runs, so the earliest lease end says nothing) or when Redis will answer again.
+ * <p>A 429 names why the call was refused in its {@code reason} member ({@code wait-timed-out},
+ * {@code queue-full}, {@code predicted-wait-too-long}: {@link SemaphoreRejectedException.Reason#tag()})
+ * and in its detail, and, when the semaphore predicted the caller's wait, gives it in
+ * {@code predictedWaitMillis}.
+ *
+ * <p>{@code Retry-After}: a figure the application configures wins, on both answers. Without one,
+ * a 429 whose caller was refused at once with a predicted wait advises that wait, capped and
+ * jittered ({@link ComputedRetryAfter}); any other answer has none, as nothing the library knows
+ * tells when a permit will be free (a lease of a busy holder is renewed for as long as its call
+ * runs, so the earliest lease end says nothing) or when Redis will answer again.
  */
 @RestControllerAdvice
 @Order(Ordered.LOWEST_PRECEDENCE)
@@ -41,26 +49,36 @@ public class SemaphoreExceptionHandler {
     private static final Log logger = LogFactory.getLog(SemaphoreExceptionHandler.class);
 
     private final @Nullable String retryAfterSeconds;
+    private final ComputedRetryAfter computedRetryAfter;
 
     /**
      * @param retryAfter what both answers advise in {@code Retry-After}, rounded up to whole seconds;
-     *                   null for no {@code Retry-After}
+     *                   null for a {@code Retry-After} computed from the predicted wait where the
+     *                   semaphore gave one, and none elsewhere
      */
     public SemaphoreExceptionHandler(@Nullable Duration retryAfter) {
-        this.retryAfterSeconds = retryAfter == null ? null
-                : String.valueOf(Math.max(1, (retryAfter.toMillis() + 999) / 1000));
+        this(retryAfter, new ComputedRetryAfter());
     }
 
-    /** No permit within the wait: 429, with the permits asked for and how long the call was allowed to wait. */
+    SemaphoreExceptionHandler(@Nullable Duration retryAfter, ComputedRetryAfter computedRetryAfter) {
+        this.retryAfterSeconds = retryAfter == null ? null : ComputedRetryAfter.inWholeSeconds(retryAfter);
+        this.computedRetryAfter = computedRetryAfter;
+    }
+
+    /**
+     * No permit: 429, with why, the permits asked for, how long the call was allowed to wait, and
+     * the wait the semaphore predicted for it when it gave one.
+     */
     @ExceptionHandler
     public ResponseEntity<ProblemDetail> rejected(SemaphoreRejectedException e) {
-        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS,
-                "No permit of semaphore '" + e.getSemaphoreName() + "' was free within "
-                        + e.getWaited().toMillis() + " ms");
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS, detail(e));
         problem.setProperty("semaphore", e.getSemaphoreName());
+        problem.setProperty("reason", e.reason().tag());
         problem.setProperty("permits", e.getRequestedPermits());
         problem.setProperty("waitedMillis", e.getWaited().toMillis());
-        return answer(problem);
+        e.retryAfter().ifPresent(predicted -> problem.setProperty("predictedWaitMillis", predicted.toMillis()));
+        return answer(problem, retryAfterSeconds != null ? retryAfterSeconds
+                : e.retryAfter().map(computedRetryAfter::seconds).orElse(null));
     }
 
     /** Redis unavailable, or the application shutting down: 503. */
@@ -72,13 +90,25 @@ public class SemaphoreExceptionHandler {
                         + "; try again later");
         e.getSemaphoreName().ifPresent(name -> problem.setProperty("semaphore", name));
         problem.setProperty("cause", UnavailableCause.of(e).text());
-        return answer(problem);
+        return answer(problem, retryAfterSeconds);
     }
 
-    private ResponseEntity<ProblemDetail> answer(ProblemDetail problem) {
+    /** Why, in words a client may show: "No permit of semaphore 'reports': refused at once, its queue is full". */
+    private static String detail(SemaphoreRejectedException e) {
+        String semaphore = "No permit of semaphore '" + e.getSemaphoreName() + "'";
+        String why = switch (e.reason()) {
+            case WAIT_TIMED_OUT -> semaphore + " was free within " + e.getWaited().toMillis() + " ms";
+            case QUEUE_FULL -> semaphore + ": refused at once, its queue is full";
+            case PREDICTED_WAIT_TOO_LONG -> semaphore + ": refused at once, its predicted wait is longer than the "
+                    + e.getWaited().toMillis() + " ms it allows";
+        };
+        return why + e.retryAfter().map(predicted -> " (predicted wait " + predicted.toMillis() + " ms)").orElse("");
+    }
+
+    private static ResponseEntity<ProblemDetail> answer(ProblemDetail problem, @Nullable String retryAfter) {
         ResponseEntity.BodyBuilder answer = ResponseEntity.status(problem.getStatus());
-        if (retryAfterSeconds != null) {
-            answer.header(HttpHeaders.RETRY_AFTER, retryAfterSeconds);
+        if (retryAfter != null) {
+            answer.header(HttpHeaders.RETRY_AFTER, retryAfter);
         }
         return answer.body(problem);
     }

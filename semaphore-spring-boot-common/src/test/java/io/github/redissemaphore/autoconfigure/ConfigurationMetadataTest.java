@@ -49,6 +49,19 @@ class ConfigurationMetadataTest {
                         .contains("spring.data.redis.timeout", "SemaphoreUnavailableException", "100ms to 1m"));
     }
 
+    @Test
+    void theQueueBoundAndThePredictedRefusalAreListedInTheDefaultsAndPerSemaphore() throws IOException {
+        Map<String, Map<String, Object>> properties = entries("properties");
+        assertThat(properties.get("distributed-semaphore.defaults.max-waiters"))
+                .containsEntry("type", "java.lang.Integer").doesNotContainKey("defaultValue")
+                .hasEntrySatisfying("description", description -> assertThat((String) description)
+                        .contains("across the whole fleet", "Not set: no bound", "1 to 1000000"));
+        assertThat(properties.get("distributed-semaphore.defaults.reject-predicted-timeouts"))
+                .containsEntry("type", "java.lang.Boolean").containsEntry("defaultValue", false)
+                .hasEntrySatisfying("description", description -> assertThat((String) description)
+                        .contains("predicted wait", "wait-time"));
+    }
+
     /** Every entry of {@code kind} ("properties", "hints") of the starter's metadata files, by name. */
     @SuppressWarnings("unchecked")
     private static Map<String, Map<String, Object>> entries(String kind) throws IOException {

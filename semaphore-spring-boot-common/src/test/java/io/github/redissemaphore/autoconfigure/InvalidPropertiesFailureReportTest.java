@@ -63,6 +63,15 @@ class InvalidPropertiesFailureReportTest {
             "semaphores.reports.replication-timeout | 2m | must be between 1ms and 1m    | a duration from 1ms to 1m" + DURATION,
             "semaphores.reports.total-permits | 0      | must be between 1 and 1000000; leave it out for no shared cap | a whole number from 1 to 1000000",
             "semaphores.reports.total-permits | lots   | 'lots' is not a whole number    | a whole number from 1 to 1000000",
+            "defaults.max-waiters         | 0          | must be between 1 and 1000000; leave it out for no bound on the queue | a whole number from 1 to 1000000",
+            "defaults.max-waiters         | -3         | must be between 1 and 1000000; leave it out for no bound on the queue | a whole number from 1 to 1000000",
+            "defaults.max-waiters         | 1000001    | must be between 1 and 1000000; leave it out for no bound on the queue | a whole number from 1 to 1000000",
+            "defaults.max-waiters         | many       | 'many' is not a whole number    | a whole number from 1 to 1000000",
+            "semaphores.reports.max-waiters | 0        | must be between 1 and 1000000   | a whole number from 1 to 1000000",
+            "semaphores.reports.max-waiters | 2000000  | must be between 1 and 1000000   | a whole number from 1 to 1000000",
+            "semaphores.reports.max-waiters | lots     | 'lots' is not a whole number    | a whole number from 1 to 1000000",
+            "defaults.reject-predicted-timeouts | maybe | 'maybe' is not true or false   | true or false",
+            "semaphores.reports.reject-predicted-timeouts | perhaps | 'perhaps' is not true or false | true or false",
             "aspect-order                 | lots       | 'lots' is not a whole number    | a whole number from -2147483648 to 2147483647",
             "aspect-order                 | 2147483648 | '2147483648' is not a whole number | a whole number from -2147483648 to 2147483647",
             "waiter-heartbeat             | 500ms      | must be between 1s and 1h       | a duration from 1s to 1h" + DURATION,
@@ -99,6 +108,16 @@ class InvalidPropertiesFailureReportTest {
                 .contains("or remove it to use distributed-semaphore.defaults.lease-time.");
         assertThat(failureReport(output, "--distributed-semaphore.defaults.lease-time=-5s"))
                 .contains("or remove it to use the default (30s).");
+    }
+
+    @Test
+    void aQueueBoundLeftOutIsNoBoundInTheDefaultsAndTheDefaultsBoundForASemaphore(CapturedOutput output) {
+        assertThat(failureReport(output, "--distributed-semaphore.defaults.max-waiters=0"))
+                .contains("Set distributed-semaphore.defaults.max-waiters to a whole number from 1 to 1000000, "
+                        + "or remove it for no bound on the queue.");
+        assertThat(failureReport(output, "--distributed-semaphore.semaphores.reports.max-waiters=0"))
+                .contains("Set distributed-semaphore.semaphores.reports.max-waiters to a whole number from 1 to "
+                        + "1000000, or remove it to use distributed-semaphore.defaults.max-waiters.");
     }
 
     @Test
@@ -163,7 +182,7 @@ class InvalidPropertiesFailureReportTest {
                 .contains("Reason: holds settings, not a value")
                 .contains("Write each setting as a property of its own: distributed-semaphore.semaphores.reports."
                         + "<setting>, where <setting> is one of permits, lease-time, wait-time, fair, auto-renew, replicas, "
-                        + "replication-timeout, total-permits.");
+                        + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts.");
     }
 
     @Test

@@ -20,7 +20,7 @@ class UnknownPropertiesFailureReportTest {
 
     private static final String PREFIX = "distributed-semaphore.";
     private static final String SEMAPHORE_SETTINGS = "permits, lease-time, wait-time, fair, auto-renew, replicas, "
-            + "replication-timeout, total-permits";
+            + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts";
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
@@ -29,6 +29,8 @@ class UnknownPropertiesFailureReportTest {
             "defaults.permit                    | permits                    | defaults.permits",
             "semaphores.pricing.leaseTme        | lease-time                 | semaphores.pricing.lease-time",
             "semaphores.pricing.wait            | wait-time                  | semaphores.pricing.wait-time",
+            "semaphores.pricing.maxWaiter       | max-waiters                | semaphores.pricing.max-waiters",
+            "defaults.waiters                   | max-waiters                | defaults.max-waiters",
             "semaphores.pricing.replication-timout | replication-timeout     | semaphores.pricing.replication-timeout",
             "metrics.enable                     | enabled                    | metrics.enabled",
             "key-prefx                          | key-prefix                 | key-prefix",

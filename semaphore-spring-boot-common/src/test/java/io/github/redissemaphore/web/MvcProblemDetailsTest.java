@@ -47,6 +47,11 @@ class MvcProblemDetailsTest extends ProblemDetailsHttpTestBase {
         String export(@PathVariable String tenant) {
             return reports.export(tenant);
         }
+
+        @GetMapping("/queued/{key}")
+        String queued(@PathVariable String key) {
+            return reports.queued(key);
+        }
     }
 
     static class GuardedReports {
@@ -54,6 +59,11 @@ class MvcProblemDetailsTest extends ProblemDetailsHttpTestBase {
         @DistributedSemaphore(REPORTS)
         public String generate() {
             return "report";
+        }
+
+        @DistributedSemaphore(value = QUEUED, key = "#key")
+        public String queued(String key) {
+            return "queued for " + key;
         }
 
         @DistributedSemaphore(value = EXPORTS, key = "#tenant")

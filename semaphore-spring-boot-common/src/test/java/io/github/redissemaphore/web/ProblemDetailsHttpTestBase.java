@@ -1,12 +1,14 @@
 package io.github.redissemaphore.web;
 
 import io.github.redissemaphore.core.Permit;
+import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
+import io.github.redissemaphore.test.SchedulingNoise;
 
 import java.io.IOException;
 import java.net.URI;
@@ -14,7 +16,13 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -31,19 +39,28 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The answers of a web application with the starter to the semaphores' exceptions, over real HTTP
  * on a real Redis: 429 and 503 problem details naming the semaphore, {@code Retry-After} only when
  * configured, the application's own advice first, and nothing when switched off. Run once on
  * Spring MVC and once on WebFlux, with the same endpoints: {@code GET /reports} guarded by semaphore
- * {@value #REPORTS}, {@code GET /exports/{tenant}} by {@value #EXPORTS} keyed by the tenant.
+ * {@value #REPORTS}, {@code GET /exports/{tenant}} by {@value #EXPORTS} keyed by the tenant,
+ * {@code GET /queued/{key}} by {@value #QUEUED} keyed by the path (each test a key of its own, so a
+ * hold another test measured predicts nothing here).
  */
 @RedisTest
 abstract class ProblemDetailsHttpTestBase {
 
     static final String REPORTS = "web-reports";
     static final String EXPORTS = "web-exports";
+    static final String QUEUED = "web-queued";
+
+    /** How soon a caller the full queue refuses hears its 429, before the machine's scheduling noise. */
+    private static final Duration AT_ONCE = Duration.ofMillis(100);
+    /** How many refusals are timed, of which the fastest must come within {@link #AT_ONCE}. */
+    private static final int TIMED_REFUSALS = 3;
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
@@ -100,6 +117,54 @@ abstract class ProblemDetailsHttpTestBase {
             HttpResponse<String> answer = whileHeld(app, REPORTS, () -> get(app, "/reports"));
             assertThat(answer.statusCode()).isEqualTo(429);
             assertThat(answer.headers().firstValue("Retry-After")).hasValue("2");
+        }
+    }
+
+    @Test
+    void aFullQueueIs429AtOnceNamingTheReasonWithARetryAfterComputedOnceAHoldIsMeasured() throws Exception {
+        String key = UUID.randomUUID().toString();
+        String semaphore = QUEUED + ":" + key;
+        String settings = "--distributed-semaphore.semaphores." + QUEUED + ".";
+        try (ConfigurableApplicationContext app = start(server, settings + "permits=1", settings + "max-waiters=1",
+                settings + "wait-time=5s");
+             SchedulingNoise noise = new SchedulingNoise()) {
+            RedisSemaphore queued = app.getBean(SemaphoreRegistry.class).semaphore(semaphore);
+
+            // no hold measured yet: refused at once, and no figure to advise
+            Refusal unpredicted = refusedWhileOneWaits(app, queued, "/queued/" + key, 1).get(0);
+            assertThat(unpredicted.answer().statusCode()).isEqualTo(429);
+            assertThat(unpredicted.answer().headers().firstValue("Retry-After"))
+                    .as("no prediction known, none configured: no header").isEmpty();
+            assertThat(json(unpredicted.answer())).containsEntry("reason", "queue-full")
+                    .containsEntry("detail", "No permit of semaphore '" + semaphore + "': refused at once, its queue is full")
+                    .containsEntry("semaphore", semaphore)
+                    .doesNotContainKey("predictedWaitMillis");
+
+            // the hold above ended while a caller waited: measured, so the next refusals are told a wait
+            List<Refusal> predicted = refusedWhileOneWaits(app, queued, "/queued/" + key, TIMED_REFUSALS);
+            for (Refusal refusal : predicted) {
+                assertThat(refusal.answer().statusCode()).isEqualTo(429);
+                Map<String, Object> problem = json(refusal.answer());
+                assertThat(problem).containsEntry("reason", "queue-full").containsEntry("status", 429);
+                long predictedMillis = ((Number) problem.get("predictedWaitMillis")).longValue();
+                assertThat(predictedMillis).as("a wait predicted from the measured hold").isPositive();
+                assertThat((String) problem.get("detail")).isEqualTo("No permit of semaphore '" + semaphore
+                        + "': refused at once, its queue is full (predicted wait " + predictedMillis + " ms)");
+                long capped = Math.min(predictedMillis, ComputedRetryAfter.CAP.toMillis());
+                long mostAdvised = Math.max(1, (capped + Math.max(1000, capped / 10) + 999) / 1000);
+                assertThat(refusal.answer().headers().firstValue("Retry-After")).as("the predicted wait, jittered")
+                        .hasValueSatisfying(seconds -> assertThat(Long.parseLong(seconds)).isBetween(1L, mostAdvised));
+                System.out.printf("%s: a queue-full 429 came %.1f ms after its request, predicted wait %d ms, "
+                                + "Retry-After %s (a 10 ms JDK timer ran up to %d ms late meanwhile)%n", type(),
+                        refusal.millis(), predictedMillis, refusal.answer().headers().firstValue("Retry-After")
+                                .orElseThrow(), noise.during(refusal.sentNanos(), refusal.answeredNanos()).toMillis());
+            }
+            // The fastest: the probe times one timer thread, while a request passes through several
+            // (the client's, the server's, the Redis client's, Redis itself), each of which a loaded
+            // machine may hold back longer; what the library adds shows in every one of them.
+            Refusal fastest = predicted.stream().min(Comparator.comparingLong(Refusal::nanos)).orElseThrow();
+            noise.assertTookLessThan("the fastest of " + TIMED_REFUSALS + " 429s of a full queue",
+                    fastest.sentNanos(), fastest.answeredNanos(), AT_ONCE);
         }
     }
 
@@ -166,10 +231,13 @@ abstract class ProblemDetailsHttpTestBase {
 
     private static HttpResponse<String> get(ConfigurableApplicationContext app, String path)
             throws IOException, InterruptedException {
+        return HTTP.send(request(app, path), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpRequest request(ConfigurableApplicationContext app, String path) {
         String port = app.getEnvironment().getProperty("local.server.port");
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+        return HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
                 .timeout(Duration.ofSeconds(30)).GET().build();
-        return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     /** @return the answer to {@code call} while this test holds the only permit of {@code semaphore} */
@@ -177,6 +245,44 @@ abstract class ProblemDetailsHttpTestBase {
             throws Exception {
         try (Permit held = app.getBean(SemaphoreRegistry.class).semaphore(semaphore).tryAcquire().orElseThrow()) {
             return call.send();
+        }
+    }
+
+    /**
+     * Holds the only permit of {@code semaphore} while one request to {@code path} waits for it, sends
+     * {@code count} more one after the other, which the full queue refuses, then gives the permit back
+     * to the waiter: a hold that ended while a caller waited, which the semaphore measures.
+     *
+     * @return the answers to the requests refused, and when each was sent and answered
+     */
+    private static List<Refusal> refusedWhileOneWaits(ConfigurableApplicationContext app, RedisSemaphore semaphore,
+                                                      String path, int count) throws Exception {
+        CompletableFuture<HttpResponse<String>> waiter;
+        List<Refusal> refusals = new ArrayList<>();
+        // with a wait: the permit of the previous round may still be on its way back
+        try (Permit held = semaphore.tryAcquire(Duration.ofSeconds(10)).orElseThrow()) {
+            waiter = HTTP.sendAsync(request(app, path), HttpResponse.BodyHandlers.ofString());
+            await().atMost(Duration.ofSeconds(10)).until(() -> semaphore.state().waiters().size() == 1);
+            for (int i = 0; i < count; i++) {
+                long sent = System.nanoTime();
+                HttpResponse<String> answer = get(app, path);
+                refusals.add(new Refusal(answer, sent, System.nanoTime()));
+            }
+        }
+        assertThat(waiter.get(10, TimeUnit.SECONDS).statusCode()).as("the waiter, served once the permit is back")
+                .isEqualTo(200);
+        return refusals;
+    }
+
+    /** A request a full queue refused, and when it was sent and answered ({@link System#nanoTime()}). */
+    private record Refusal(HttpResponse<String> answer, long sentNanos, long answeredNanos) {
+
+        long nanos() {
+            return answeredNanos - sentNanos;
+        }
+
+        double millis() {
+            return nanos() / 1e6;
         }
     }
 

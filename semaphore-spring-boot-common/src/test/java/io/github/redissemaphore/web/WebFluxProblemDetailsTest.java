@@ -48,6 +48,11 @@ class WebFluxProblemDetailsTest extends ProblemDetailsHttpTestBase {
         Mono<String> export(@PathVariable String tenant) {
             return reports.export(tenant);
         }
+
+        @GetMapping("/queued/{key}")
+        Mono<String> queued(@PathVariable String key) {
+            return reports.queued(key);
+        }
     }
 
     static class GuardedReports {
@@ -55,6 +60,11 @@ class WebFluxProblemDetailsTest extends ProblemDetailsHttpTestBase {
         @DistributedSemaphore(REPORTS)
         public Mono<String> generate() {
             return Mono.just("report");
+        }
+
+        @DistributedSemaphore(value = QUEUED, key = "#key")
+        public Mono<String> queued(String key) {
+            return Mono.fromSupplier(() -> "queued for " + key);
         }
 
         @DistributedSemaphore(value = EXPORTS, key = "#tenant")

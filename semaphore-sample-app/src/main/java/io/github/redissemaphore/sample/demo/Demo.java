@@ -92,9 +92,12 @@ public final class Demo {
     private static void describe(Fleet fleet, DemoSettings settings, String keyPrefix, PrintStream out) {
         SemaphoreSettings exports = exportSettings(fleet);
         out.printf("Redis: %s (keys under %s)%n", fleet.redisDescription(), keyPrefix);
-        out.printf("Firing %d POST /reports (%d at a time, spread over the instances; %d permits fleet-wide) "
+        SemaphoreSettings reports = fleet.first().bean(SemaphoreRegistry.class).settingsOf(REPORTS);
+        out.printf("Firing %d POST /reports (%d at a time, spread over the instances; %d permits fleet-wide, %s) "
                         + "and, at once, %d exports of %s (flooding) and %d of each of %s (%d per tenant, %d in all)...%n",
-                settings.reportCalls(), settings.reportConcurrency(), permits(fleet, REPORTS),
+                settings.reportCalls(), settings.reportConcurrency(), reports.permits(),
+                reports.boundsQueue() ? "at most " + reports.maxWaiters() + " waiting, more refused at once"
+                        : "no bound on the queue",
                 settings.floodExports(), settings.floodingTenant(), settings.exportsPerTenant(),
                 settings.tenants().subList(1, settings.tenants().size()), exports.permits(), exports.totalPermits());
     }

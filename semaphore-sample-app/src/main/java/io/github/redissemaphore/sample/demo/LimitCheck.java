@@ -1,6 +1,10 @@
 package io.github.redissemaphore.sample.demo;
 
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * What a burst at one semaphore produced, against its limit.
@@ -30,6 +34,22 @@ public record LimitCheck(String semaphore, int permits, long maxInside, List<Cal
     /** @return how many calls ended with {@code outcome} */
     public int count(Outcome outcome) {
         return (int) calls.stream().filter(call -> call.outcome() == outcome).count();
+    }
+
+    /**
+     * @return what the calls refused at once were told, in seconds of {@code Retry-After}, and how
+     *         many were told each, fewest seconds first; the calls told nothing are not in it
+     */
+    public Map<Integer, Long> retryAfters() {
+        return calls.stream().filter(call -> call.outcome() == Outcome.REFUSED && call.retryAfterSeconds() != null)
+                .collect(Collectors.groupingBy(call -> Objects.requireNonNull(call.retryAfterSeconds()), TreeMap::new,
+                        Collectors.counting()));
+    }
+
+    /** @return the reasons the calls refused at once were given, e.g. "queue-full" */
+    public List<String> refusalReasons() {
+        return calls.stream().filter(call -> call.outcome() == Outcome.REFUSED).map(Call::detail)
+                .filter(Objects::nonNull).distinct().sorted().toList();
     }
 
     /**

@@ -49,10 +49,10 @@ final class ProgressPrinter implements AutoCloseable {
     private void print() {
         try {
             InFlight now = inFlight.read(Demo.REPORTS);
-            out.printf("  %5.1fs  reports: %d running now, max %d so far, %3d served, %2d rejected"
+            out.printf("  %5.1fs  reports: %d running now, max %d so far, %3d served, %2d refused, %2d timed out"
                             + "  |  exports: %2d served, %2d rejected (429), %s queues %d%n",
                     (System.nanoTime() - startNanos) / 1e9, now.now(), now.max(),
-                    reports.count(Outcome.SERVED), reports.count(Outcome.REJECTED),
+                    reports.count(Outcome.SERVED), reports.count(Outcome.REFUSED), reports.count(Outcome.REJECTED),
                     exports.count(Outcome.SERVED), exports.count(Outcome.REJECTED), floodingTenant,
                     queues.now(floodingTenant));
         } catch (RuntimeException e) {

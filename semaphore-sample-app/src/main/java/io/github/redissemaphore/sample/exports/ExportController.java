@@ -7,8 +7,8 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code POST /tenants/{tenant}/exports} runs an export, or answers 429 with {@code Retry-After}
- * while another export of that tenant runs anywhere in the fleet.
+ * {@code POST /tenants/{tenant}/exports} runs an export, or answers 429, a problem naming the
+ * semaphore and the reason, when the tenant's permits stay busy anywhere in the fleet for its whole wait.
  */
 @RestController
 public class ExportController {

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.sample.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import java.time.Duration;
 import java.util.List;
@@ -31,6 +32,17 @@ class DemoResultTest {
         DemoResult result = result(new LimitCheck("reports", 3, 3, List.of(Call.served(5), Call.failed("HTTP 500"))));
         assertThat(result.exitCode()).isEqualTo(DemoResult.CALLS_FAILED);
         assertThat(result.table()).contains("FAIL", "HTTP 500");
+    }
+
+    @Test
+    void callsRefusedAtOnceAreCountedWithWhatRetryAfterEachWasTold() {
+        List<Call> calls = List.of(Call.served(10), Call.refused("queue-full", null), Call.refused("queue-full", 2),
+                Call.refused("queue-full", 1), Call.refused("queue-full", 2), Call.rejected());
+        DemoResult result = result(new LimitCheck("reports", 3, 3, calls));
+        assertThat(result.exitCode()).as("a refusal is as designed").isEqualTo(DemoResult.PASSED);
+        assertThat(result.table()).contains("  reports: 4 refused at once (429 queue-full), told Retry-After 1 s (1), "
+                + "2 s (2), 1 before any hold was measured: no Retry-After");
+        assertThat(result.reports().retryAfters()).containsExactly(entry(1, 1L), entry(2, 2L));
     }
 
     @Test
