@@ -53,6 +53,8 @@ class LiveViewBrowserTest {
     private static final int PERMITS = 3;
     /** The page's defaults: what a person gets by pressing the buttons. */
     private static final int REPORT_CALLS = 30;
+    /** The reports' max-waiters in the sample's application.yml. */
+    private static final int MAX_WAITERS = 12;
     private static final int EXPORT_CALLS = 4;
     private static final Path SCREENSHOT = Path.of("target", "live-view.png");
     /** Generous for a loaded 2-core machine; the calls themselves wait at most 10 s for a permit. */
@@ -66,7 +68,8 @@ class LiveViewBrowserTest {
             if (!card || bursts.fired === undefined) return null;
             return {
               used: Number(card.dataset.used), limit: Number(card.dataset.limit),
-              waiters: Number(card.dataset.waiters),
+              waiters: Number(card.dataset.waiters), full: card.dataset.full === 'true',
+              waitingText: card.querySelector('.figures .waiting').textContent,
               holderRows: card.querySelectorAll('.holders tbody tr').length,
               heldSegments: card.querySelectorAll('.bar .segment.held').length,
               queueRows: card.querySelectorAll('.waiters tbody tr').length,
@@ -88,6 +91,8 @@ class LiveViewBrowserTest {
     private final AtomicLong readings = new AtomicLong();
     private final Set<String> holderInstancesSeen = new HashSet<>();
     private long mostWaiters;
+    /** Whether a reading showed the reports' queue full. */
+    private boolean sawFull;
 
     @BeforeAll
     void startFleetAndBrowser() {
@@ -145,6 +150,7 @@ class LiveViewBrowserTest {
         // The picture: a queue behind the held permit (or, on a machine too slow to show one, the end of the burst).
         awaitPage(page -> (long) page.get("waiters") >= 5 || page.get("inProgress").equals(0L));
         saveScreenshot();
+        System.out.printf("live view: the queue seen at most %d long, full: %s%n", mostWaiters, sawFull);
 
         heldRow.findElement(By.cssSelector("button.release")).click();
         awaitPage(page -> holderRow(token) == null);
@@ -185,6 +191,12 @@ class LiveViewBrowserTest {
         if (waiters > 0) {
             assertThat(page.get("firstInQueue")).as("the queue is numbered from its head").isEqualTo("1");
         }
+        // The reports queue at most MAX_WAITERS (the sample's max-waiters), and the card says when it is full.
+        assertThat(waiters).as("callers waiting").isLessThanOrEqualTo(MAX_WAITERS);
+        assertThat(page.get("full")).as("the card marked full, %d waiting", waiters).isEqualTo(waiters >= MAX_WAITERS);
+        assertThat((String) page.get("waitingText")).isEqualTo(waiters + " of " + MAX_WAITERS
+                + (waiters >= MAX_WAITERS ? " (queue full)" : ""));
+        sawFull |= waiters >= MAX_WAITERS;
         mostWaiters = Math.max(mostWaiters, waiters);
         @SuppressWarnings("unchecked")
         List<String> instances = (List<String>) page.get("holderInstances");
