@@ -149,9 +149,10 @@ class RegistryTest extends SemaphoreTestBase {
         one.release();
         waiting.get(10, java.util.concurrent.TimeUnit.SECONDS).release();
         two.release();
-        // the last release's reply told this JVM the semaphore is free again
-        assertThat(semaphore.localState()).isEqualTo(new LocalState(name, 0, 0, true, null, null, new TreeMap<>(),
-                new ReportedUsage(3, 0, 0)));
+        // the last release's reply told this JVM the semaphore is free again (on a busy machine a
+        // release may return before its reply, which then comes in the background)
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(semaphore.localState())
+                .isEqualTo(new LocalState(name, 0, 0, true, null, null, new TreeMap<>(), new ReportedUsage(3, 0, 0))));
     }
 
     @Test
@@ -166,6 +167,9 @@ class RegistryTest extends SemaphoreTestBase {
 
         Permit elsewhere = otherJvm.tryAcquire().orElseThrow();
         var waiting = otherJvm.acquireAsync(1, Duration.ofSeconds(30));
+        // (queued in Redis before the override below, which is to grant it: acquireAsync returns before its call lands)
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> otherJvm.state().waiters().size() == 1);
         // another JVM's calls tell this one nothing: its figures are those of its own last reply
         assertThat(semaphore.localState().reportedUsage()).isEqualTo(new ReportedUsage(3, 2, 0));
         semaphore.overrideLimit(5);
@@ -180,7 +184,8 @@ class RegistryTest extends SemaphoreTestBase {
         waiting.get(10, java.util.concurrent.TimeUnit.SECONDS).release();
         elsewhere.release();
         two.release();
-        assertThat(semaphore.localState().reportedUsage()).isEqualTo(new ReportedUsage(3, 0, 0));
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(semaphore.localState().reportedUsage())
+                .isEqualTo(new ReportedUsage(3, 0, 0)));
     }
 
     @Test
@@ -202,7 +207,8 @@ class RegistryTest extends SemaphoreTestBase {
         cap.clearLimitOverride();
         acme.release();
         globex.release();
-        assertThat(cap.reportedUsage()).isEqualTo(new ReportedUsage(3, 0, 0));
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(cap.reportedUsage())
+                .isEqualTo(new ReportedUsage(3, 0, 0)));
     }
 
     @Test
