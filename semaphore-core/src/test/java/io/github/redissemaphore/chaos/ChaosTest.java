@@ -601,8 +601,19 @@ class ChaosTest {
         }
 
         // 6. The end (capped: each key's used is the sum of its holders', K1, and an idle key leaves nothing).
-        int heldSum = heldAtEnd.values().stream().mapToInt(Integer::intValue).sum();
-        if (!quiesced.holders().keySet().equals(heldAtEnd.keySet()) || quiesced.used() != heldSum
+        // A permit a worker held at the quiesce and was then told it lost (its renewal late on a
+        // loaded machine: onLost, logged "L") is gone from Redis, as it must be; every other is held.
+        Map<String, Integer> stillHeld = new HashMap<>(heldAtEnd);
+        stillHeld.keySet().removeIf(member -> {
+            Grant grant = grants.get(member.substring(member.indexOf(' ') + 1));
+            return grant != null && grant.lostMs >= 0 && !quiesced.holders().containsKey(member);
+        });
+        if (stillHeld.size() < heldAtEnd.size()) {
+            System.out.printf("ChaosTest: %d permit(s) held at the quiesce were lost after it, each heard by its holder%n",
+                    heldAtEnd.size() - stillHeld.size());
+        }
+        int heldSum = stillHeld.values().stream().mapToInt(Integer::intValue).sum();
+        if (!quiesced.holders().keySet().equals(stillHeld.keySet()) || quiesced.used() != heldSum
                 || quiesced.heldCount() != heldSum || !quiesced.queueDeadline().isEmpty()
                 || !shape.violations(quiesced).isEmpty()) {
             failures.add("at the end, the live workers hold " + heldAtEnd + " (sum " + heldSum + ") but Redis has "
