@@ -32,10 +32,36 @@ import org.jspecify.annotations.Nullable;
  *                            unseen for three leases, and at least three minutes, is dropped)
  * @param reportedUsage       the semaphore fleet-wide as the newest script reply told this JVM
  *                            (limit, permits held, callers waiting); null until the first reply
+ * @param degraded            while the semaphore decides its calls without Redis (a degraded
+ *                            mode, {@link SemaphoreSettings#whenUnavailable()}), what it does; null
+ *                            while it works through Redis. {@code permitsHeld} counts the permits
+ *                            Redis granted only
  */
 public record LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
                          @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease,
-                         SortedMap<Integer, Instant> otherConfiguredLimits, @Nullable ReportedUsage reportedUsage) {
+                         SortedMap<Integer, Instant> otherConfiguredLimits, @Nullable ReportedUsage reportedUsage,
+                         @Nullable Degraded degraded) {
+
+    /**
+     * The semaphore decides its calls without Redis, which a call found unreachable
+     * ({@link SemaphoreSettings#whenUnavailable()} is {@link WhenUnavailable#LOCAL} or
+     * {@link WhenUnavailable#ALLOW}).
+     *
+     * @param since            when it entered degraded mode
+     * @param mode             what it does meanwhile
+     * @param share            the permits this instance may grant on its own ({@code LOCAL}; 0 with {@code ALLOW})
+     * @param localPermitsHeld the permits it granted on its own that are still held
+     */
+    public record Degraded(Instant since, WhenUnavailable mode, int share, int localPermitsHeld) {
+    }
+
+    /** A state of a semaphore that works through Redis. */
+    public LocalState(String name, int permitsHeld, int waiters, boolean inboxSubscribed,
+                      @Nullable Instant renewalFailingSince, @Nullable Duration shortestLease,
+                      SortedMap<Integer, Instant> otherConfiguredLimits, @Nullable ReportedUsage reportedUsage) {
+        this(name, permitsHeld, waiters, inboxSubscribed, renewalFailingSince, shortestLease, otherConfiguredLimits,
+                reportedUsage, null);
+    }
 
     /** Keeps a copy of {@code otherConfiguredLimits} that cannot be changed. */
     public LocalState {

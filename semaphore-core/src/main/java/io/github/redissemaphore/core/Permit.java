@@ -25,9 +25,22 @@ public interface Permit extends AutoCloseable {
     /**
      * @return a number strictly greater than that of every earlier grant of the same semaphore,
      *         across all JVMs and restarts; hand it to the protected resource so it can refuse
-     *         writes from a holder whose lease was lost
+     *         writes from a holder whose lease was lost. A permit granted locally while Redis
+     *         could not be reached ({@link #isLocal()}) has none: it carries 0, which no grant
+     *         through Redis does (their tokens are above 0), so a resource that checks tokens
+     *         refuses it rather than mistake it for a fleet-wide grant
      */
     long fencingToken();
+
+    /**
+     * @return whether this permit was granted by this instance on its own while Redis could not be
+     *         reached ({@link WhenUnavailable#LOCAL}, out of its share; or {@link WhenUnavailable#ALLOW},
+     *         unguarded); false for every permit Redis granted. It stays true after the permit was
+     *         written to Redis on recovery, and its {@link #fencingToken()} stays 0
+     */
+    default boolean isLocal() {
+        return false;
+    }
 
     /** @return false once released, expired or reported lost */
     boolean isHeld();

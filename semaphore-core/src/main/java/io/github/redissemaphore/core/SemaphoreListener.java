@@ -42,6 +42,22 @@ public interface SemaphoreListener {
     default void rejected(String semaphore, int permits, SemaphoreRejectedException.Reason reason) {
     }
 
+    /**
+     * While Redis could not be reached, a call of this JVM was admitted without it:
+     * {@link WhenUnavailable#LOCAL}, out of this instance's share; {@link WhenUnavailable#ALLOW},
+     * unguarded. What a counter of admissions without Redis counts.
+     */
+    default void admittedWithoutRedis(String semaphore, int permits, WhenUnavailable mode) {
+    }
+
+    /**
+     * {@code semaphore} entered degraded mode ({@code degraded}: a call found Redis unreachable, and
+     * calls are decided without it) or left it (Redis answers again; the permits granted meanwhile
+     * were written to Redis).
+     */
+    default void degradedModeChanged(String semaphore, boolean degraded) {
+    }
+
     /** This JVM now holds {@code permit}. */
     default void permitHeld(Permit permit) {
     }

@@ -24,7 +24,12 @@ public class SemaphoreRejectedException extends SemaphoreException {
          * refused at once: its predicted wait was longer than it allowed
          * ({@link SemaphoreSettings#rejectPredictedTimeouts()})
          */
-        PREDICTED_WAIT_TOO_LONG;
+        PREDICTED_WAIT_TOO_LONG,
+        /**
+         * decided by this instance alone, Redis being unreachable ({@link WhenUnavailable#LOCAL}):
+         * its share of the permits stayed in use for as long as the caller allowed
+         */
+        LOCAL_SHARE_IN_USE;
 
         /** @return the name in lower case with dashes, as metrics tags and problem details show it */
         public String tag() {

@@ -36,10 +36,18 @@ import java.time.Duration;
  *                  {@link SemaphoreRejectedException.Reason#PREDICTED_WAIT_TOO_LONG}, instead of
  *                  queueing to time out; false (the default): it waits. No prediction is made
  *                  before the semaphore has measured a hold that ended while others waited
+ * @param whenUnavailable what a call does while Redis cannot be reached: fail
+ *                  ({@link WhenUnavailable#REJECT}, the default), take a permit of this
+ *                  instance's share ({@link WhenUnavailable#LOCAL}), or run unguarded
+ *                  ({@link WhenUnavailable#ALLOW})
+ * @param localPermits this instance's share of the permits while Redis cannot be reached
+ *                  ({@link WhenUnavailable#LOCAL}; per key for a keyed semaphore), 1..{@code permits};
+ *                  0 (the default): its part of {@code permits} among the instances Redis last
+ *                  showed using the semaphore
  */
 public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
                                 int replicas, Duration replicationTimeout, int totalPermits, int maxWaiters,
-                                boolean rejectPredictedTimeouts) {
+                                boolean rejectPredictedTimeouts, WhenUnavailable whenUnavailable, int localPermits) {
 
     /** Largest number of permits of one semaphore. */
     public static final int MAX_PERMITS = 1_000_000;
@@ -75,6 +83,21 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
             throw new IllegalArgumentException("maxWaiters must be 0 (no bound) or between 1 and " + MAX_PERMITS
                     + ", but was " + maxWaiters);
         }
+        if (whenUnavailable == null) {
+            throw new IllegalArgumentException("whenUnavailable must be one of reject, local, allow, but was null");
+        }
+        if (localPermits != 0 && (localPermits < 1 || localPermits > permits)) {
+            throw new IllegalArgumentException("localPermits must be 0 (a share of the fleet) or between 1 and "
+                    + permits + " (permits), but was " + localPermits);
+        }
+    }
+
+    /** Settings that fail every call while Redis cannot be reached ({@link WhenUnavailable#REJECT}). */
+    public SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
+                             int replicas, Duration replicationTimeout, int totalPermits, int maxWaiters,
+                             boolean rejectPredictedTimeouts) {
+        this(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout, totalPermits, maxWaiters,
+                rejectPredictedTimeouts, WhenUnavailable.REJECT, 0);
     }
 
     /** Settings without a bound on the queue. */
@@ -97,31 +120,31 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     /** @return these settings with another number of permits */
     public SemaphoreSettings withPermits(int permits) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
     }
 
     /** @return these settings with another lease time */
     public SemaphoreSettings withLeaseTime(Duration leaseTime) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
     }
 
     /** @return these settings with another wait time */
     public SemaphoreSettings withWaitTime(Duration waitTime) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
     }
 
     /** @return these settings, fair or not */
     public SemaphoreSettings withFair(boolean fair) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
     }
 
     /** @return these settings, renewed or not */
     public SemaphoreSettings withAutoRenew(boolean autoRenew) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
     }
 
     /**
@@ -130,7 +153,7 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withReplicas(int replicas, Duration replicationTimeout) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
     }
 
     /**
@@ -139,7 +162,7 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withTotalPermits(int totalPermits) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
     }
 
     /**
@@ -148,13 +171,28 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withMaxWaiters(int maxWaiters) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
     }
 
     /** @return these settings, refusing at once a caller predicted to wait longer than it allows, or not */
     public SemaphoreSettings withRejectPredictedTimeouts(boolean rejectPredictedTimeouts) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+    }
+
+    /**
+     * @return these settings doing {@code whenUnavailable} while Redis cannot be reached, with a
+     *         share of {@code localPermits} (0: its part of the fleet) when that is {@link WhenUnavailable#LOCAL}
+     * @throws IllegalArgumentException unless {@code localPermits} is 0 or 1..{@code permits()}
+     */
+    public SemaphoreSettings withWhenUnavailable(WhenUnavailable whenUnavailable, int localPermits) {
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+    }
+
+    /** @return these settings doing {@code whenUnavailable} while Redis cannot be reached, a local share taken from the fleet */
+    public SemaphoreSettings withWhenUnavailable(WhenUnavailable whenUnavailable) {
+        return withWhenUnavailable(whenUnavailable, localPermits);
     }
 
     /** @return whether the queue has a bound ({@link #maxWaiters()} above 0) */
