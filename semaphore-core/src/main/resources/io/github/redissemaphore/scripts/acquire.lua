@@ -5,7 +5,9 @@
 -- ARGV: 1 limit, 2 permit id, 3 "<count> <lease ms> <waiter heartbeat ms>" (the heartbeat is also
 --       the claim lease of a grant from the queue), 4 "<inbox channel of the caller's JVM> <owner
 --       (host/pid/thread)>", 5 mode: 0 try once and take free permits regardless of waiters,
---       1 also queue when refused, 2 fair (refuse while others wait), 3 both. (Packed, so a call
+--       1 also queue when refused, 2 fair (refuse while others wait), 3 both, 4 over the limit: a
+--       holder the instance granted on its own while Redis could not be reached, written back as
+--       a holder whatever the limit (I7; never queued). (Packed, so a call
 --       carries five arguments, the record is the caller's texts and one C call checks them all.)
 --       6 optional, "<max waiters> <longest predicted wait ms>" (each 0: none): the queue's bound
 --       (Q1) and the predicted wait past which a caller is refused rather than queued (Q2)
@@ -21,6 +23,8 @@
 -- Q2 predicted = ceil(position x hold / limit): position in the queue (of its key), hold the moving
 --    average of holds ended while others waited (' hold', see release.lua), limit the call's (of its
 --    key). A FIFO queue with a direct hand-off serves its waiters at limit / hold per ms.
+-- I7 (mode 4) USED may exceed the limit by the holders written back so: nothing more is granted
+--    until enough of them are gone (every grant checks USED + count against the limit).
 -- Q3 ' hold' is read only on the way into the queue: a call that does not queue reads nothing more.
 -- Idempotent per id (a client library may send a command twice after a reconnect): an id that
 -- holds already is answered granted with its token (its lease confirmed in full), an id that
@@ -46,7 +50,7 @@ local numbersOk = count and count >= 1 and lease >= 1 and lease <= 86400000 and 
 -- "<inbox> <owner>": the inbox ends at the first space, 1..200 characters without whitespace.
 local inboxOk = string.find(ARGV[4] or '', '^%S+ ') and string.find(ARGV[4], ' ', 1, true) <= 201
 local mode = ARGV[5]
-local modeOk = mode == '3' or mode == '2' or mode == '1' or mode == '0'
+local modeOk = mode == '3' or mode == '2' or mode == '1' or mode == '0' or mode == '4'
 local boundsOk = not ARGV[6] or string.find(ARGV[6], '^%d+ %d+$')
 
 -- The usual case, taken here with none of the general machinery: good arguments, a new id,
@@ -98,7 +102,7 @@ if not inboxOk then
       .. ' whitespace, but was ' .. tostring(ARGV[4]), 0)
 end
 if not modeOk then
-  error('semaphore script: ARGV[5] must be 0, 1, 2 or 3, but was ' .. tostring(mode), 0)
+  error('semaphore script: ARGV[5] must be 0, 1, 2, 3 or 4, but was ' .. tostring(mode), 0)
 end
 if not boundsOk then
   error('semaphore script: ARGV[6] must be "<max waiters> <longest predicted wait ms>", two integers of'
@@ -118,7 +122,7 @@ local regrant = false
 -- newcomer goes first only when its key has no waiter and no key waits for the cap (K5).
 local ks = HEADS and keyState(KEY)
 local keyLimit = ks and (ks.override > 0 and ks.override or LIMIT_CONFIGURED)
-local fits = USED + count <= TOTAL_LIMIT and not (ks and ks.used + count > keyLimit)
+local fits = mode == '4' or USED + count <= TOTAL_LIMIT and not (ks and ks.used + count > keyLimit)
 if token and token ~= '0' then
   -- It holds already: a repeated call, or a grant from the queue it has not heard of yet. Its
   -- lease is confirmed in full.

@@ -74,12 +74,13 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
      * fails the pending future, so the observation and the listeners' view of the acquisition end,
      * and nothing is left waiting, here or in Redis.
      */
-    PendingAcquisition begin(int permits, Duration maxWait, Duration leaseTime, boolean awaited, Runnable started) {
+    PendingAcquisition begin(int permits, Duration maxWait, Duration leaseTime, boolean awaited, boolean overLimit,
+                             Runnable started) {
         context.checkOpen();
         Observations observations = context.observations();
         PendingAcquisition pending = new PendingAcquisition(Ids.permitId(), permits, maxWait, leaseTime,
                 System.nanoTime(), observations.current(), observations.acquisition(identity, permits),
-                awaited ? new WaitingCaller(context.callbacks()) : context.callbacks());
+                awaited ? new WaitingCaller(context.callbacks()) : context.callbacks(), overLimit);
         pending.future.whenComplete((permit, error) -> ended(pending, permit, error));
         boolean wait = !maxWait.isZero();
         try {
@@ -138,7 +139,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                 ? Duration.ofNanos(Math.max(pending.deadlineNanos - System.nanoTime(), 1_000_000)) : Duration.ZERO;
         return new AcquireScript(identity.limit(), pending.id, pending.count, pending.leaseTime, wait,
                 settings.fair(), context.waiterHeartbeat(), identity.inbox(), Ids.owner(),
-                wait ? settings.maxWaiters() : 0, longest);
+                wait ? settings.maxWaiters() : 0, longest, pending.overLimit);
     }
 
     /**

@@ -8,6 +8,7 @@ import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
+import io.github.redissemaphore.core.WhenUnavailable;
 import io.github.redissemaphore.core.internal.redis.GrantRunner;
 import io.github.redissemaphore.core.internal.redis.OverrideScript;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
@@ -59,6 +60,8 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     private final LeaseKeeper keeper;
     /** Permits that move: released (all, part, by id, by force), adopted, extended. */
     private final HeldPermits heldPermits;
+    /** The calls decided without Redis while it cannot be reached (when-unavailable). */
+    private final DegradedMode degraded;
 
     DefaultRedisSemaphore(SemaphoreContext context, LiveSemaphores liveSemaphores, String keyPrefix, String name,
                           String baseName, @Nullable String key, SemaphoreSettings settings,
@@ -85,6 +88,18 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                 grants);
         this.keeper = new LeaseKeeper(identity, context, ledger, figures, watchdog, acquisitions);
         tick.drive(keeper);
+        this.degraded = new DegradedMode(identity, context, ledger::permitsHeld);
+        degraded.drive(new DegradedMode.RedisPath() {
+            @Override
+            public CompletableFuture<Permit> writeBack(int count, Duration lease) {
+                return start(count, Duration.ZERO, lease, false, true).future;
+            }
+
+            @Override
+            public CompletableFuture<Permit> acquire(int count, Duration maxWait, Duration lease) {
+                return acquireAsync(count, maxWait, lease);
+            }
+        });
     }
 
     @Override
@@ -125,7 +140,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     @Override
     public Optional<Permit> tryAcquire(int permits, Duration maxWait, Duration leaseTime) throws InterruptedException {
         try {
-            return Optional.of(acquisitions.await(start(permits, maxWait, leaseTime, true)));
+            return Optional.of(decided(permits, maxWait, leaseTime));
         } catch (SemaphoreRejectedException e) {
             return Optional.empty();
         }
@@ -133,12 +148,12 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public Permit acquire() throws InterruptedException {
-        return acquisitions.await(start(1, identity.settings().waitTime(), identity.settings().leaseTime(), true));
+        return decided(1, identity.settings().waitTime(), identity.settings().leaseTime());
     }
 
     @Override
     public Permit acquire(int permits, Duration maxWait) throws InterruptedException {
-        return acquisitions.await(start(permits, maxWait, identity.settings().leaseTime(), true));
+        return decided(permits, maxWait, identity.settings().leaseTime());
     }
 
     @Override
@@ -148,7 +163,77 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
 
     @Override
     public CompletableFuture<Permit> acquireAsync(int permits, Duration maxWait, Duration leaseTime) {
-        return start(permits, maxWait, leaseTime, false).future;
+        long startNanos = System.nanoTime();
+        if (identity.settings().whenUnavailable() == WhenUnavailable.REJECT) {
+            return start(permits, maxWait, leaseTime, false, false).future;
+        }
+        if (degraded.decidesNow()) {
+            checkArguments(permits, maxWait, leaseTime);
+            return degraded.acquire(permits, maxWait, leaseTime, startNanos);
+        }
+        CompletableFuture<Permit> throughRedis = start(permits, maxWait, leaseTime, false, false).future;
+        CompletableFuture<Permit> decision = new CompletableFuture<>();
+        throughRedis.whenComplete((permit, error) -> {
+            if (error == null) {
+                if (!decision.complete(permit)) {
+                    permit.release();
+                }
+            } else if (degraded.takesOver(error)) {
+                // Redis cannot be reached: decided here, with the wait the caller has left.
+                Duration left = Duration.ofNanos(Math.max(0, startNanos + maxWait.toNanos() - System.nanoTime()));
+                CompletableFuture<Permit> local = degraded.acquire(permits, left, leaseTime, System.nanoTime());
+                decision.whenComplete((p, e) -> {
+                    if (decision.isCancelled()) {
+                        local.cancel(false);
+                    }
+                });
+                local.whenComplete((p, e) -> {
+                    if (e != null) {
+                        decision.completeExceptionally(e);
+                    } else if (!decision.complete(p)) {
+                        p.release();
+                    }
+                });
+            } else {
+                decision.completeExceptionally(error);
+            }
+        });
+        // A caller that cancels its future cancels the wait it is in.
+        decision.whenComplete((permit, error) -> {
+            if (decision.isCancelled()) {
+                throughRedis.cancel(false);
+            }
+        });
+        return decision;
+    }
+
+    /**
+     * Awaits a decision on the caller's thread: through Redis, or, when the semaphore has a
+     * degraded mode and Redis cannot be reached, here (at once while it is known unreachable;
+     * after the call that found it so, with the wait the caller has left).
+     */
+    private Permit decided(int permits, Duration maxWait, Duration leaseTime) throws InterruptedException {
+        long startNanos = System.nanoTime();
+        if (degraded.decidesNow()) {
+            checkArguments(permits, maxWait, leaseTime);
+            return DegradedMode.await(degraded.acquire(permits, maxWait, leaseTime, startNanos));
+        }
+        try {
+            return acquisitions.await(start(permits, maxWait, leaseTime, true, false));
+        } catch (SemaphoreUnavailableException e) {
+            if (!degraded.takesOver(e)) {
+                throw e;
+            }
+            Duration left = Duration.ofNanos(Math.max(0, startNanos + maxWait.toNanos() - System.nanoTime()));
+            return DegradedMode.await(degraded.acquire(permits, left, leaseTime, System.nanoTime()));
+        }
+    }
+
+    private void checkArguments(int permits, Duration maxWait, Duration leaseTime) {
+        identity.settings().checkRequest(permits);
+        SemaphoreSettings.checkWait("maxWait", maxWait);
+        SemaphoreSettings.checkLease("leaseTime", leaseTime);
+        context.checkOpen();
     }
 
     @Override
@@ -168,7 +253,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
                 context.inbox().isSubscribed(identity.keys()),
                 since == LeaseKeeper.NONE ? null : Instant.now().minusNanos(now - since),
                 shortest.isPresent() ? Duration.ofNanos(shortest.getAsLong()) : null,
-                figures.otherConfiguredLimits(), figures.reportedUsage());
+                figures.otherConfiguredLimits(), figures.reportedUsage(), degraded.snapshot());
     }
 
     @Override
@@ -192,19 +277,20 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      * it ({@code awaited}: {@link Acquisitions#await}, which handles its first reply on the
      * caller's thread meanwhile), an asynchronous one returns its future.
      */
-    private PendingAcquisition start(int permits, Duration maxWait, Duration leaseTime, boolean awaited) {
+    private PendingAcquisition start(int permits, Duration maxWait, Duration leaseTime, boolean awaited,
+                                     boolean overLimit) {
         identity.settings().checkRequest(permits);
         SemaphoreSettings.checkWait("maxWait", maxWait);
         SemaphoreSettings.checkLease("leaseTime", leaseTime);
         long since = figures.newestMicros();
         if (!ledger.enter(since)) {
             // Outside the ledger's lock: the live semaphore's acquisition talks to Redis.
-            return liveSemaphores.live(identity).start(permits, maxWait, leaseTime, awaited);
+            return liveSemaphores.live(identity).start(permits, maxWait, leaseTime, awaited, overLimit);
         }
         Runnable started = once(() -> ledger.started(since));
         PendingAcquisition pending;
         try {
-            pending = acquisitions.begin(permits, maxWait, leaseTime, awaited, started);
+            pending = acquisitions.begin(permits, maxWait, leaseTime, awaited, overLimit, started);
         } catch (RuntimeException | Error e) {
             started.run();
             UnavailableWarnings.JVM.heard(identity.baseName(), e);
@@ -232,9 +318,10 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
      * @return whether it retired: the registry may forget it
      */
     boolean retireIfIdle() {
-        if (!ledger.retireIfIdle()) {
+        if (degraded.busy() || !ledger.retireIfIdle()) {
             return false;
         }
+        degraded.retired();
         tick.stop();
         context.inbox().forget(identity.keys());
         return true;
@@ -287,6 +374,11 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         keeper.adoptedElsewhere(permitId, adoptedMicros);
     }
 
+    /** Redis answers again after an outage of {@code outage}: a degraded semaphore writes back and goes through Redis. */
+    void redisAnswersAgain(Duration outage) {
+        degraded.recover(outage);
+    }
+
     /** One renewal tick now, for tests that time it. */
     void renewNow() {
         keeper.renewNow();
@@ -313,6 +405,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     CompletableFuture<Void> shutdown() {
         ledger.close();
         tick.stop();
+        degraded.shutdown();
         SemaphoreUnavailableException closed =
                 new SemaphoreUnavailableException(name(), Reason.SHUTTING_DOWN,
                         "The semaphore registry is shutting down", null);

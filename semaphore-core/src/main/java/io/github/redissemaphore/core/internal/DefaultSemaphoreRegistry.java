@@ -72,6 +72,10 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
     private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(10);
 
     private final String keyPrefix;
+    /** Whether Redis can be reached, for the semaphores with a degraded mode. */
+    private final Outage outage;
+    /** The shares of degraded modes taken from the fleet. */
+    private final FleetShares fleet;
     private final SemaphoreSettings defaults;
     private final Map<String, SemaphoreSettings> configured;
     private final TaskScheduler scheduler;
@@ -146,9 +150,12 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.waiterTick = waiterTick;
         this.inbox = InboxChoice.of(connectionFactory, keyPrefix, Ids.clientId(), this.scheduler, callbacks,
                 this::inboxGrant);
+        this.outage = new Outage(commands, this.scheduler, callbacks, keyPrefix, () -> closed,
+                lasted -> semaphores.values().forEach(semaphore -> semaphore.redisAnswersAgain(lasted)));
+        this.fleet = new FleetShares(commands, this.scheduler, keyPrefix, outage::down);
         this.context = new SemaphoreContext(commands, replicas, this.scheduler, retries, callbacks, this.listeners,
                 observations, inbox, limitMismatches, new CapFigures(this.listeners, limitMismatches), waiterHeartbeat,
-                waiterTick, () -> closed);
+                waiterTick, () -> closed, outage, fleet, new LocalCaps());
     }
 
     @Override
@@ -366,6 +373,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         if (eviction != null) {
             eviction.cancel(false);
         }
+        fleet.stop();
         List<CompletableFuture<Void>> backgroundCalls = semaphores.values().stream().map(DefaultRedisSemaphore::shutdown).toList();
         try {
             // Waits for the clean-ups of abandoned waits (bounded: each call has its own timeout).
@@ -408,6 +416,7 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         if (eviction != null) {
             eviction.cancel(false);
         }
+        fleet.stop();
         semaphores.values().forEach(DefaultRedisSemaphore::halt);
         inbox.stop();
         connections.close();
@@ -430,6 +439,11 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
                 listeners.semaphoreForgotten(name);
             }
         });
+    }
+
+    /** @return whether Redis can be reached, for the degraded modes; tests (in this package) hook its recovery */
+    Outage outage() {
+        return outage;
     }
 
     /** @return the limit mismatches warned about; tests (in this package) move their clock */

@@ -3,6 +3,7 @@ package io.github.redissemaphore.core.internal;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
+import io.github.redissemaphore.core.WhenUnavailable;
 
 import java.time.Duration;
 import java.util.List;
@@ -36,6 +37,16 @@ final class Listeners implements SemaphoreListener {
     @Override
     public void rejected(String semaphore, int permits, SemaphoreRejectedException.Reason reason) {
         each(l -> l.rejected(semaphore, permits, reason));
+    }
+
+    @Override
+    public void admittedWithoutRedis(String semaphore, int permits, WhenUnavailable mode) {
+        each(l -> l.admittedWithoutRedis(semaphore, permits, mode));
+    }
+
+    @Override
+    public void degradedModeChanged(String semaphore, boolean degraded) {
+        each(l -> l.degradedModeChanged(semaphore, degraded));
     }
 
     @Override

@@ -48,6 +48,8 @@ final class PendingAcquisition {
     final Duration leaseTime;
     final long startNanos;
     final long deadlineNanos;
+    /** A permit this instance granted on its own during an outage, written back whatever the limit (acquire.lua, mode 4). */
+    final boolean overLimit;
     final CompletableFuture<Permit> future = new CompletableFuture<>();
     /** The caller's observation when it asked (null if none): parent of the acquire and the hold observations. */
     final @Nullable Observation callerObservation;
@@ -61,8 +63,10 @@ final class PendingAcquisition {
     private volatile boolean expired;
 
     PendingAcquisition(String id, int count, Duration maxWait, Duration leaseTime, long startNanos,
-                       @Nullable Observation callerObservation, Observation observation, Executor firstReply) {
+                       @Nullable Observation callerObservation, Observation observation, Executor firstReply,
+                       boolean overLimit) {
         this.id = id;
+        this.overLimit = overLimit;
         this.callerObservation = callerObservation;
         this.observation = observation;
         this.firstReply = firstReply;

@@ -37,7 +37,7 @@ import org.springframework.scheduling.TaskScheduler;
 record SemaphoreContext(ScriptRunner runner, ReplicaWait replicas, TaskScheduler scheduler, BackgroundCalls.Retries retries,
                         ExecutorService callbacks, Listeners listeners, Observations observations, Inbox inbox,
                         LimitMismatches mismatches, CapFigures caps, Duration waiterHeartbeat, Duration waiterTick,
-                        BooleanSupplier closed) {
+                        BooleanSupplier closed, Outage outage, FleetShares fleet, LocalCaps localCaps) {
 
     boolean isClosed() {
         return closed.getAsBoolean();

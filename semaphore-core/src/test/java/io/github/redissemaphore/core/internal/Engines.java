@@ -30,6 +30,14 @@ public final class Engines {
         ((DefaultSemaphoreRegistry) registry).evictIdleKeyed();
     }
 
+    /**
+     * Runs {@code action} each time Redis answered again after an outage, just before the
+     * registry's degraded semaphores write back their permits: a second outage can start there.
+     */
+    public static void beforeRecovery(SemaphoreRegistry registry, Runnable action) {
+        ((DefaultSemaphoreRegistry) registry).outage().beforeRecovery(action);
+    }
+
     /** @return System.nanoTime() at which the permit's lease ends as its JVM measures it */
     public static long leaseEndsNanos(Permit permit) {
         return ((DefaultPermit) permit).lease().leaseEndsNanos();

@@ -25,10 +25,21 @@ import org.springframework.data.redis.core.script.RedisScript;
  * @param maxWaiters the queue's bound (0: none): a new waiter beyond it is refused, {@link Acquired.Status#FULL}
  * @param longestPredictedWait a caller whose predicted wait is longer is refused rather than
  *                  queued, {@link Acquired.Status#TOO_LONG} (zero: none)
+ * @param overLimit whether it grants whatever the limit (mode 4, never queued): a permit this
+ *                  instance granted on its own while Redis could not be reached, written back
+ *                  as a holder on recovery
  */
 public record AcquireScript(int limit, String id, int count, Duration lease, boolean queue, boolean fair,
                             Duration heartbeat, String inbox, String owner, int maxWaiters,
-                            Duration longestPredictedWait) implements ScriptCall<AcquireScript.Acquired> {
+                            Duration longestPredictedWait, boolean overLimit)
+        implements ScriptCall<AcquireScript.Acquired> {
+
+    /** A call that grants only under the limit. */
+    public AcquireScript(int limit, String id, int count, Duration lease, boolean queue, boolean fair,
+                         Duration heartbeat, String inbox, String owner, int maxWaiters,
+                         Duration longestPredictedWait) {
+        this(limit, id, count, lease, queue, fair, heartbeat, inbox, owner, maxWaiters, longestPredictedWait, false);
+    }
 
     /** A call with no bound on the queue. */
     public AcquireScript(int limit, String id, int count, Duration lease, boolean queue, boolean fair,
@@ -77,7 +88,7 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
     public List<String> args() {
         // Packed as acquire.lua reads them: the record's texts travel as they are stored.
         List<String> args = List.of(String.valueOf(limit), id, count + " " + millis(lease) + " " + millis(heartbeat),
-                inbox + " " + owner, String.valueOf((queue ? 1 : 0) + (fair ? 2 : 0)));
+                inbox + " " + owner, overLimit ? "4" : String.valueOf((queue ? 1 : 0) + (fair ? 2 : 0)));
         if (maxWaiters == 0 && longestPredictedWait.isZero()) {
             return args;
         }

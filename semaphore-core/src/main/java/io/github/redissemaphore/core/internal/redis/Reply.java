@@ -110,6 +110,11 @@ public final class Reply {
         return (List<?>) values.get(OWN + index);
     }
 
+    /** @return entry {@code index} (from 0) of a reply that carries no figures (presence.lua's) */
+    Object raw(int index) {
+        return values.get(index);
+    }
+
     private long at(int index) {
         return ((Number) values.get(index)).longValue();
     }

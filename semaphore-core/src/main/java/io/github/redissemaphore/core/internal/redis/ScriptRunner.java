@@ -7,6 +7,7 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -58,6 +59,17 @@ public final class ScriptRunner {
         connections.send(reply, redis -> eval(redis, call, keys.bytes(), args));
         return RefusedCalls.explained(connections.within(keys, reply, timeout(), value -> call.parse(new Reply(value))),
                 keys, call, "");
+    }
+
+    /**
+     * Sends {@code PING} on the library's connection, the probe of a degraded mode: it completes
+     * when Redis answers, and fails like a script call (no connection, no answer within
+     * {@link #timeout()}).
+     */
+    public CompletableFuture<Void> ping(SemaphoreKeys keys) {
+        CompletableFuture<String> reply = new CompletableFuture<>();
+        connections.send(reply, redis -> ((BaseRedisAsyncCommands<byte[], byte[]>) redis).ping().toCompletableFuture());
+        return connections.within(keys, reply, timeout(), pong -> null);
     }
 
     /** Sends {@code call} and waits for its reply, at most {@link #timeout()}. */

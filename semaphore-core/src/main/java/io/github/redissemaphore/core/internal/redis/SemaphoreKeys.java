@@ -29,6 +29,14 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded,
     }
 
     /**
+     * @return the key of the instances using {@code baseName} (presence.lua), in the slot of its
+     *         keys, capped or not (for a keyed semaphore: its base name's, one key for all its keys)
+     */
+    public static SemaphoreKeys instances(String prefix, String baseName) {
+        return make(baseName, prefix + ":{" + baseName + "}:", List.of("instances"), 0, null);
+    }
+
+    /**
      * @param key the key of one semaphore of the family ({@code "acme"}); null for the cap as a whole
      * @return the keys of the capped semaphore {@code baseName} under {@code prefix}, as a call
      *         about {@code key} uses them ({@code :capped:} keeps them apart from those of a

@@ -1,0 +1,282 @@
+package io.github.redissemaphore.core;
+
+import io.github.redissemaphore.core.internal.Engines;
+import io.github.redissemaphore.test.Dedicated;
+import io.github.redissemaphore.test.RedisServer;
+import io.github.redissemaphore.test.RedisTest;
+import io.github.redissemaphore.test.SchedulingNoise;
+import io.github.redissemaphore.test.TcpProxy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The degraded modes of {@link WhenUnavailable}, on a server of the test's own that goes away:
+ * decisions without Redis (at once once known unreachable), the share, waits, the write-back on
+ * recovery, and the races of the switch. The fleet of separate JVMs is {@code DegradedFleetTest}'s.
+ */
+@RedisTest
+class DegradedModeTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+    private static final SemaphoreSettings LOCAL = local(4, 2);
+
+    /** {@code permits} with a local share of {@code localPermits}, 5 s leases, no wait. */
+    private static SemaphoreSettings local(int permits, int localPermits) {
+        return new SemaphoreSettings(permits, Duration.ofSeconds(5), Duration.ZERO, true, true)
+                .withWhenUnavailable(WhenUnavailable.LOCAL, localPermits);
+    }
+
+    private final SchedulingNoise noise = new SchedulingNoise();
+
+    @AfterEach
+    void stopNoise() {
+        noise.close();
+    }
+
+    private static SemaphoreRegistry registry(RedisServer server, SemaphoreListener listener) {
+        return SemaphoreRegistry.builder(server.connectionFactory(TIMEOUT)).redisTimeout(TIMEOUT)
+                .waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2)).listener(listener).build();
+    }
+
+    /** Counts what the listener hears of the degraded mode. */
+    static final class Heard implements SemaphoreListener {
+
+        final List<String> events = new CopyOnWriteArrayList<>();
+        final AtomicInteger local = new AtomicInteger();
+        final AtomicInteger allowed = new AtomicInteger();
+
+        @Override
+        public void admittedWithoutRedis(String semaphore, int permits, WhenUnavailable mode) {
+            (mode == WhenUnavailable.ALLOW ? allowed : local).addAndGet(permits);
+        }
+
+        @Override
+        public void degradedModeChanged(String semaphore, boolean degraded) {
+            events.add(semaphore + (degraded ? " degraded" : " recovered"));
+        }
+
+        @Override
+        public void rejected(String semaphore, int permits, SemaphoreRejectedException.Reason reason) {
+            events.add(semaphore + " " + reason.tag());
+        }
+    }
+
+    @Test
+    void localGrantsItsShareAtOnceWhileRedisIsDownAndWritesTheHoldersBackOnRecovery(@Dedicated RedisServer server)
+            throws Exception {
+        Heard heard = new Heard();
+        try (SemaphoreRegistry registry = registry(server, heard)) {
+            RedisSemaphore semaphore = registry.semaphore("degraded", LOCAL);
+            Permit throughRedis = semaphore.tryAcquire().orElseThrow();
+            assertThat(throughRedis.isLocal()).isFalse();
+
+            server.kill();
+            // The first call finds Redis unreachable within the timeout, and is decided here: the
+            // permit Redis granted before counts against the share of 2.
+            Permit first = semaphore.tryAcquire().orElseThrow();
+            assertThat(first.isLocal()).isTrue();
+            assertThat(first.fencingToken()).isZero();
+            assertThat(semaphore.localState().degraded()).isNotNull()
+                    .satisfies(d -> assertThat(d.share()).isEqualTo(2))
+                    .satisfies(d -> assertThat(d.localPermitsHeld()).isEqualTo(1));
+
+            // Later calls are decided at once, without waiting for Redis.
+            long start = System.nanoTime();
+            Optional<Permit> refused = semaphore.tryAcquire();
+            noise.assertTookLessThan("a local refusal", start, System.nanoTime(), Duration.ofMillis(200));
+            assertThat(refused).isEmpty();
+            throughRedis.release();
+            start = System.nanoTime();
+            Permit second = semaphore.tryAcquire().orElseThrow();
+            noise.assertTookLessThan("a local grant", start, System.nanoTime(), Duration.ofMillis(200));
+            assertThat(second.isLocal()).isTrue();
+            assertThat(heard.local).hasValue(2);
+            assertThat(heard.events).contains("degraded degraded", "degraded local-share-in-use");
+
+            second.release();
+            server.start();
+            // Written back within the probe and the settle time: the holder is in Redis, and new
+            // calls go through Redis again.
+            await().atMost(Duration.ofSeconds(10)).until(() -> heard.events.contains("degraded recovered"));
+            await().atMost(Duration.ofSeconds(5)).until(() -> semaphore.state().holders().size() == 1);
+            assertThat(semaphore.localState().degraded()).isNull();
+            assertThat(first.isHeld()).isTrue();
+            assertThat(first.fencingToken()).isZero();
+            Permit after = semaphore.tryAcquire().orElseThrow();
+            assertThat(after.isLocal()).isFalse();
+            assertThat(semaphore.state().used()).isEqualTo(2);
+
+            first.release();
+            after.release();
+            assertThat(semaphore.state().used()).isZero();
+        }
+    }
+
+    @Test
+    void aLocalWaiterIsServedInOrderAndRefusedAtItsDeadlineWithTheReason(@Dedicated RedisServer server)
+            throws Exception {
+        Heard heard = new Heard();
+        try (SemaphoreRegistry registry = registry(server, heard)) {
+            RedisSemaphore semaphore = registry.semaphore("waits", local(2, 1));
+            semaphore.tryAcquire().orElseThrow().release();
+            server.kill();
+            Permit held = semaphore.tryAcquire().orElseThrow();
+            CompletableFuture<Permit> firstWaiter = semaphore.acquireAsync(1, Duration.ofSeconds(30));
+            CompletableFuture<Permit> secondWaiter = semaphore.acquireAsync(1, Duration.ofSeconds(30));
+            Throwable timedOut = catchThrowable(() -> semaphore.acquire(1, Duration.ofMillis(100)));
+            assertThat(timedOut).isInstanceOfSatisfying(SemaphoreRejectedException.class,
+                    e -> assertThat(e.reason()).isEqualTo(SemaphoreRejectedException.Reason.LOCAL_SHARE_IN_USE));
+
+            held.release();
+            Permit first = firstWaiter.get(5, TimeUnit.SECONDS);
+            assertThat(secondWaiter).isNotDone();
+            first.release();
+            secondWaiter.get(5, TimeUnit.SECONDS).release();
+        }
+    }
+
+    @Test
+    void aWaiterQueuedLocallyJoinsRedisQueueOnRecovery(@Dedicated RedisServer server) throws Exception {
+        Heard heard = new Heard();
+        try (SemaphoreRegistry registry = registry(server, heard)) {
+            RedisSemaphore semaphore = registry.semaphore("moves", local(1, 1));
+            semaphore.tryAcquire().orElseThrow().release();
+            server.kill();
+            Permit held = semaphore.tryAcquire().orElseThrow();
+            CompletableFuture<Permit> waiter = semaphore.acquireAsync(1, Duration.ofSeconds(60));
+            server.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> semaphore.state().waiters().size() == 1);
+            assertThat(semaphore.state().holders()).hasSize(1);
+            held.release();
+            Permit granted = waiter.get(5, TimeUnit.SECONDS);
+            assertThat(granted.isLocal()).isFalse();
+            assertThat(granted.fencingToken()).isPositive();
+            granted.release();
+        }
+    }
+
+    @Test
+    void allowRunsEveryCallUnguardedAndCountsIt(@Dedicated RedisServer server) throws Exception {
+        Heard heard = new Heard();
+        try (SemaphoreRegistry registry = registry(server, heard)) {
+            RedisSemaphore semaphore = registry.semaphore("allowed",
+                    local(1, 0).withWhenUnavailable(WhenUnavailable.ALLOW));
+            semaphore.tryAcquire().orElseThrow().release();
+            server.kill();
+            List<Permit> permits = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                permits.add(semaphore.tryAcquire().orElseThrow());
+            }
+            assertThat(permits).allSatisfy(p -> assertThat(p.isLocal()).isTrue());
+            assertThat(heard.allowed).hasValue(5);
+            permits.forEach(Permit::release);
+            server.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> heard.events.contains("allowed recovered"));
+            // Nothing unguarded is written back.
+            assertThat(semaphore.state().holders()).isEmpty();
+            assertThat(semaphore.tryAcquire().orElseThrow().isLocal()).isFalse();
+        }
+    }
+
+    @Test
+    void rejectFailsEveryCallAsBefore(@Dedicated RedisServer server) {
+        try (SemaphoreRegistry registry = registry(server, new Heard())) {
+            RedisSemaphore semaphore = registry.semaphore("rejects", LOCAL.withWhenUnavailable(WhenUnavailable.REJECT, 0));
+            server.kill();
+            for (int i = 0; i < 2; i++) {
+                assertThat(catchThrowable(semaphore::tryAcquire)).isInstanceOf(SemaphoreUnavailableException.class);
+            }
+            assertThat(semaphore.localState().degraded()).isNull();
+        }
+    }
+
+    @Test
+    void theSharesOfTheInstancesRedisLastShowedAddUpToThePermits(@Dedicated RedisServer server) throws Exception {
+        SemaphoreSettings fleet = local(5, 0);
+        List<SemaphoreRegistry> instances = new ArrayList<>();
+        try {
+            List<RedisSemaphore> semaphores = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                SemaphoreRegistry registry = registry(server, new Heard());
+                instances.add(registry);
+                RedisSemaphore semaphore = registry.semaphore("shared", fleet);
+                semaphore.tryAcquire().orElseThrow().release();
+                semaphores.add(semaphore);
+            }
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> server.adminCommand("ZCARD", "semaphore:{shared}:instances"),
+                            n -> Long.valueOf(3).equals(n));
+            // Every instance has seen the other two at its next record.
+            Thread.sleep(1500);
+            server.kill();
+            int granted = 0;
+            for (RedisSemaphore semaphore : semaphores) {
+                while (true) {
+                    Optional<Permit> permit = semaphore.tryAcquire();
+                    if (permit.isEmpty()) {
+                        break;
+                    }
+                    granted++;
+                }
+            }
+            assertThat(granted).isEqualTo(5);
+            assertThat(semaphores).extracting(s -> s.localState().degraded().share())
+                    .containsExactlyInAnyOrder(2, 2, 1);
+        } finally {
+            instances.forEach(SemaphoreRegistry::close);
+        }
+    }
+
+    @Test
+    void aWriteBackThatFailsLeavesThePermitLocalUntilTheNextRecovery(@Dedicated RedisServer server) throws Exception {
+        Heard heard = new Heard();
+        try (TcpProxy proxy = TcpProxy.to(server);
+             SemaphoreRegistry registry = SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT))
+                     .redisTimeout(TIMEOUT).waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2))
+                     .listener(heard).build()) {
+            RedisSemaphore semaphore = registry.semaphore("second-outage", LOCAL);
+            semaphore.tryAcquire().orElseThrow().release();
+            proxy.partition();
+            Permit local = semaphore.tryAcquire().orElseThrow();
+            assertThat(local.isLocal()).isTrue();
+            // Redis answers the probe, and is cut off again just before the write-back is sent:
+            // the write-back fails, the permit stays local, and a second outage starts.
+            AtomicInteger recoveries = new AtomicInteger();
+            Engines.beforeRecovery(registry, () -> {
+                if (recoveries.incrementAndGet() == 1) {
+                    proxy.partition();
+                }
+            });
+            proxy.heal();
+            await().atMost(Duration.ofSeconds(10)).until(() -> recoveries.get() == 1);
+            await().atMost(Duration.ofSeconds(10)).until(() -> heard.events.stream()
+                    .filter(e -> e.equals("second-outage degraded")).count() == 2);
+            assertThat(local.isHeld()).isTrue();
+            assertThat(semaphore.localState().degraded()).isNotNull()
+                    .satisfies(d -> assertThat(d.localPermitsHeld()).isEqualTo(1));
+            proxy.heal();
+            await().atMost(Duration.ofSeconds(15)).until(() -> recoveries.get() == 2
+                    && semaphore.localState().degraded() == null);
+            await().atMost(Duration.ofSeconds(5)).until(() -> semaphore.state().holders().size() == 1);
+            assertThat(heard.events).containsSubsequence("second-outage degraded", "second-outage recovered",
+                    "second-outage degraded", "second-outage recovered");
+            assertThat(local.isHeld()).isTrue();
+            local.release();
+            await().atMost(Duration.ofSeconds(5)).until(() -> semaphore.state().used() == 0);
+        }
+    }
+}
