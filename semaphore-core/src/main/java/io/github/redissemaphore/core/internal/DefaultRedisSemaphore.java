@@ -374,7 +374,17 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         keeper.adoptedElsewhere(permitId, adoptedMicros);
     }
 
-    /** Redis answers again after an outage of {@code outage}: a degraded semaphore writes back and goes through Redis. */
+    /** Redis answered a probe after an outage: a degraded semaphore writes back and grants nothing (see {@link Outage}). */
+    void settling() {
+        degraded.settle();
+    }
+
+    /** Redis failed again while the semaphores settled: a degraded semaphore decides on its own again. */
+    void settleFailed() {
+        degraded.unsettle();
+    }
+
+    /** Redis answers again after an outage of {@code outage}: a degraded semaphore goes through Redis. */
     void redisAnswersAgain(Duration outage) {
         degraded.recover(outage);
     }

@@ -150,8 +150,22 @@ public final class DefaultSemaphoreRegistry implements SemaphoreRegistry, SmartL
         this.waiterTick = waiterTick;
         this.inbox = InboxChoice.of(connectionFactory, keyPrefix, Ids.clientId(), this.scheduler, callbacks,
                 this::inboxGrant);
-        this.outage = new Outage(commands, this.scheduler, callbacks, keyPrefix, () -> closed,
-                lasted -> semaphores.values().forEach(semaphore -> semaphore.redisAnswersAgain(lasted)));
+        this.outage = new Outage(commands, this.scheduler, callbacks, keyPrefix, () -> closed, new Outage.Recovering() {
+            @Override
+            public void settling() {
+                semaphores.values().forEach(DefaultRedisSemaphore::settling);
+            }
+
+            @Override
+            public void settleFailed() {
+                semaphores.values().forEach(DefaultRedisSemaphore::settleFailed);
+            }
+
+            @Override
+            public void redisAnswersAgain(Duration outage) {
+                semaphores.values().forEach(semaphore -> semaphore.redisAnswersAgain(outage));
+            }
+        });
         this.fleet = new FleetShares(commands, this.scheduler, keyPrefix, outage::down);
         this.context = new SemaphoreContext(commands, replicas, this.scheduler, retries, callbacks, this.listeners,
                 observations, inbox, limitMismatches, new CapFigures(this.listeners, limitMismatches), waiterHeartbeat,

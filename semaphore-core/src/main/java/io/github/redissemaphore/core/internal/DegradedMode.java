@@ -28,9 +28,10 @@ import org.slf4j.Logger;
  * call found Redis unreachable ({@link Outage}) until Redis answers again, its calls are decided
  * here, without Redis. {@code local}: out of this instance's share, counting the permits Redis
  * granted it that are still held, with waits, deadlines and its callers' arrival order;
- * {@code allow}: at once, unguarded. On recovery ({@link #recover}) the permits it granted and
- * that are still held are written back to Redis as holders (over the limit if need be: no new
- * grant until they drained), and its waiters join Redis' queue in their order.
+ * {@code allow}: at once, unguarded. When Redis answers a probe ({@link #settle}), the permits it
+ * granted and that are still held are written back to Redis as holders (over the limit if need
+ * be: no new grant until they drained), and it grants nothing more; once the outage is over
+ * ({@link #recover}) its waiters join Redis' queue in their order and calls go through Redis.
  *
  * <p>Invariants, under {@code lock} (the cap's lock for every key of a capped semaphore, so the
  * cap's share is taken atomically across its keys): {@code localHeld} is the permits of
@@ -87,12 +88,16 @@ final class DegradedMode implements LocalPermit.Share {
     private @Nullable RedisPath redis;
 
     private volatile @Nullable Instant since;
+    /** Redis answered a probe: the permits granted here are written back, and none is granted (see {@link Outage}). */
+    private boolean settling;
     private final Set<LocalPermit> held = new LinkedHashSet<>();
     private int localHeld;
     private final ArrayDeque<Wait> waits = new ArrayDeque<>();
     private @Nullable ScheduledFuture<?> recheck;
     private int admitted;
     private int refused;
+    /** Permits written back in this recovery, for its log line. */
+    private int writtenBack;
 
     DegradedMode(SemaphoreIdentity identity, SemaphoreContext context, IntSupplier redisHeld) {
         this.identity = identity;
@@ -212,33 +217,56 @@ final class DegradedMode implements LocalPermit.Share {
     }
 
     /**
-     * Redis answers again: the permits granted here and still held are written back, and the
-     * callers waiting here ask Redis, in their order; both sent under the lock, so a caller
-     * that comes after goes to Redis behind them.
+     * Redis answered a probe: the permits granted here and still held are written back, and none
+     * is granted any more until the outage is over ({@link #recover}) or Redis fails again
+     * ({@link #unsettle}). Sent under the lock, so a permit given back meanwhile is kept by its
+     * write-back's reply.
+     */
+    void settle() {
+        synchronized (lock) {
+            if (since == null || mode() != WhenUnavailable.LOCAL) {
+                return;
+            }
+            settling = true;
+            writeBackLocked();
+        }
+    }
+
+    /** Redis failed again while the semaphore settled: it grants out of its share again. */
+    void unsettle() {
+        synchronized (lock) {
+            settling = false;
+        }
+        serve();
+    }
+
+    /**
+     * The outage is over: the callers waiting here ask Redis, in their order, sent under the lock
+     * so that a caller that comes after goes to Redis behind them; a permit whose write-back did
+     * not happen yet is written back now.
      */
     void recover(Duration outage) {
         List<Runnable> outcomes = new ArrayList<>();
-        int writtenBack = 0;
         int moved = 0;
         int admittedHere;
         int refusedHere;
+        int stillLocal;
+        int written;
         synchronized (lock) {
             if (since == null) {
                 return;
             }
             since = null;
+            settling = false;
             admittedHere = admitted;
             refusedHere = refused;
             admitted = 0;
             refused = 0;
+            writeBackLocked();
+            written = writtenBack;
+            writtenBack = 0;
+            stillLocal = localHeld;
             RedisPath path = java.util.Objects.requireNonNull(redis, "redis path");
-            for (LocalPermit permit : List.copyOf(held)) {
-                if (permit.writing()) {
-                    writtenBack += permit.count();
-                    path.writeBack(permit.count(), permit.lease())
-                            .whenComplete((redisPermit, error) -> written(permit, redisPermit, error));
-                }
-            }
             for (Wait wait : List.copyOf(waits)) {
                 waits.remove(wait);
                 cancelTimer(wait.deadline);
@@ -261,15 +289,28 @@ final class DegradedMode implements LocalPermit.Share {
         }
         outcomes.forEach(Runnable::run);
         if (mode() == WhenUnavailable.LOCAL) {
-            log.info("Semaphore '{}': Redis answers again after {} ms; {} permit(s) granted on this instance and still"
-                    + " held written back to Redis as holders, {} waiter(s) moved to its queue; during the outage"
-                    + " {} call(s) were admitted here and {} refused", name(), outage.toMillis(), writtenBack, moved,
-                    admittedHere, refusedHere);
+            log.info("Semaphore '{}': Redis answers again after {} ms and the semaphore works through it again;"
+                    + " during the outage {} call(s) were admitted on this instance and {} refused; {} permit(s) granted"
+                    + " here were still held and written back to Redis as holders ({} not confirmed yet), {} waiter(s)"
+                    + " moved to its queue", name(), outage.toMillis(), admittedHere, refusedHere, written,
+                    stillLocal, moved);
         } else {
             log.info("Semaphore '{}': Redis answers again after {} ms; during the outage {} call(s) ran unguarded"
                     + " (when-unavailable: allow)", name(), outage.toMillis(), admittedHere);
         }
         context.listeners().degradedModeChanged(name(), false);
+    }
+
+    /** Under the lock: sends the write-back of every permit granted here that is still held and local. */
+    private void writeBackLocked() {
+        RedisPath path = java.util.Objects.requireNonNull(redis, "redis path");
+        for (LocalPermit permit : List.copyOf(held)) {
+            if (permit.writing()) {
+                writtenBack += permit.count();
+                path.writeBack(permit.count(), permit.lease())
+                        .whenComplete((redisPermit, error) -> written(permit, redisPermit, error));
+            }
+        }
     }
 
     /** The semaphore retired: a capped key leaves its family. */
@@ -340,7 +381,7 @@ final class DegradedMode implements LocalPermit.Share {
     }
 
     private boolean fits(int count) {
-        return inside() + count <= share() && (cap == null || cap.inside() + count <= capShare());
+        return !settling && inside() + count <= share() && (cap == null || cap.inside() + count <= capShare());
     }
 
     /** Under the lock: the wait gets a permit; the caller hears it once the lock is left. */
@@ -362,11 +403,13 @@ final class DegradedMode implements LocalPermit.Share {
     private Runnable refuse(Wait wait) {
         refused++;
         int share = share();
+        String why = settling ? "Redis answers again and the instances write back their permits"
+                : "this instance's share of " + share + " of the " + settings.permits()
+                        + " permits (when-unavailable: local) stayed in use";
         return () -> {
             SemaphoreRejectedException refusal = new SemaphoreRejectedException(name(), wait.count, wait.maxWait,
                     SemaphoreRejectedException.Reason.LOCAL_SHARE_IN_USE, null,
-                    "within " + wait.maxWait.toMillis() + " ms while Redis cannot be reached: this instance's share of "
-                            + share + " of the " + settings.permits() + " permits (when-unavailable: local) stayed in use");
+                    "within " + wait.maxWait.toMillis() + " ms while Redis cannot be reached: " + why);
             context.listeners().rejected(name(), wait.count, refusal.reason());
             context.listeners().acquisitionEnded(name(), wait.count, Outcome.REJECTED, elapsed(wait.startNanos));
             wait.future.completeExceptionally(refusal);

@@ -17,14 +17,18 @@ import org.springframework.scheduling.TaskScheduler;
 /**
  * Whether Redis can be reached, for the semaphores with a degraded mode (one per registry: they
  * share the library's connection). Down from the moment a call of such a semaphore found Redis
- * unreachable ({@link #found}) until a probe has heard Redis answer and then answer again
- * {@link #SETTLE} later; then the registry's semaphores reconcile ({@link Recovering}).
+ * unreachable ({@link #found}); a probe asks Redis every {@link #PROBE_PERIOD}. Its first answer
+ * starts the settle time: the semaphores write back the permits they granted on their own and
+ * grant no more ({@link Recovering#settling}); {@link #SETTLE} later, a second answer ends the
+ * outage and they go through Redis again ({@link Recovering#redisAnswersAgain}). A failure in
+ * between (the second probe, a write-back) makes it down again ({@link Recovering#settleFailed}).
  *
- * <p>Why wait {@link #SETTLE} after the first answer: the other instances notice Redis back at
- * their own probes, up to {@link #PROBE_PERIOD} and a connection later. An instance that granted
- * through Redis at once could fill the limit before another had written back the permits it
- * granted on its own; within the settle time every instance that reaches Redis has written its
- * own back, while each still grants only out of its share.
+ * <p>Why the settle time: the other instances notice Redis back at their own probes, up to
+ * {@link #PROBE_PERIOD}, a connection and some scheduling later. An instance that granted through
+ * Redis at once could fill the limit while another still granted out of its share, or before it
+ * had written its permits back. An instance that settles grants nothing, so once the first goes
+ * through Redis, every instance that noticed Redis back within the settle time has its permits in
+ * Redis and grants only through Redis.
  */
 final class Outage {
 
@@ -33,9 +37,16 @@ final class Outage {
     /** How long after Redis first answers the semaphores go on deciding on their own (see above). */
     static final Duration SETTLE = Duration.ofSeconds(1);
 
-    /** The registry, told once Redis answers again: each degraded semaphore writes back and goes through Redis. */
+    /** The registry, told of each step of a recovery, which it passes on to its degraded semaphores. */
     interface Recovering {
 
+        /** Redis answered a probe: write back, grant nothing more until {@link #redisAnswersAgain}. */
+        void settling();
+
+        /** Redis failed again while the semaphores settled: they decide on their own again. */
+        void settleFailed();
+
+        /** The outage of {@code outage} is over: calls go through Redis again. */
         void redisAnswersAgain(Duration outage);
     }
 
@@ -50,6 +61,10 @@ final class Outage {
     private volatile Runnable beforeRecovery = () -> { };
     /** Since when Redis is down for the semaphores, null while it is not. */
     private final AtomicReference<@Nullable Instant> downSince = new AtomicReference<>();
+    /** Counts the settle times begun: a confirmation belongs to the latest, or to none. */
+    private final java.util.concurrent.atomic.AtomicLong settles = new java.util.concurrent.atomic.AtomicLong();
+    /** Whether a settle time runs (guarded by this). */
+    private boolean settling;
 
     Outage(ScriptRunner runner, TaskScheduler scheduler, Executor callbacks, String keyPrefix, BooleanSupplier closed,
            Recovering recovering) {
@@ -61,7 +76,7 @@ final class Outage {
         this.probeKeys = SemaphoreKeys.of(keyPrefix, "degraded-mode-probe");
     }
 
-    /** For tests: {@code action} runs once Redis answered and before the semaphores reconcile. */
+    /** For tests: {@code action} runs once Redis answered a probe and before the semaphores write back. */
     void beforeRecovery(Runnable action) {
         this.beforeRecovery = action;
     }
@@ -83,7 +98,26 @@ final class Outage {
         }
         if (downSince.compareAndSet(null, Instant.now())) {
             probeLater();
+        } else if (endSettling()) {
+            // Failed again while the semaphores settled: the confirmation to come belongs to none.
+            settles.incrementAndGet();
+            recovering.settleFailed();
+            probeLater();
         }
+        return true;
+    }
+
+    private synchronized boolean endSettling() {
+        boolean was = settling;
+        settling = false;
+        return was;
+    }
+
+    private synchronized boolean startSettling() {
+        if (settling || downSince.get() == null) {
+            return false;
+        }
+        settling = true;
         return true;
     }
 
@@ -108,33 +142,45 @@ final class Outage {
         }
     }
 
-    /** Asks Redis; once it answered, asks again {@link #SETTLE} later, and that answer ends the outage. */
+    /** Asks Redis; once it answered, the semaphores settle, and an answer {@link #SETTLE} later ends the outage. */
     private void probe() {
         runner.ping(probeKeys).whenCompleteAsync((pong, error) -> {
-            if (error != null) {
+            if (error != null || !startSettling()) {
                 probeLater();
                 return;
             }
+            long settle = settles.incrementAndGet();
+            beforeRecovery.run();
+            recovering.settling();
             try {
-                scheduler.schedule(this::confirm, Instant.now().plus(SETTLE));
+                scheduler.schedule(() -> confirm(settle), Instant.now().plus(SETTLE));
             } catch (RejectedExecutionException e) {
                 // the registry is closing
             }
         }, callbacks);
     }
 
-    private void confirm() {
+    private void confirm(long settle) {
         runner.ping(probeKeys).whenCompleteAsync((pong, error) -> {
-            Instant since = downSince.get();
-            if (error != null || since == null || closed.getAsBoolean()) {
+            if (settles.get() != settle || closed.getAsBoolean()) {
+                return; // failed meanwhile: a probe runs again already
+            }
+            if (error != null) {
+                if (endSettling()) {
+                    settles.incrementAndGet();
+                    recovering.settleFailed();
+                }
                 probeLater();
                 return;
             }
-            // Down no more before the semaphores reconcile: one that finds Redis failing again
-            // while it writes back starts the next outage.
-            downSince.set(null);
-            beforeRecovery.run();
-            recovering.redisAnswersAgain(Duration.between(since, Instant.now()));
+            Instant since;
+            synchronized (this) {
+                since = downSince.getAndSet(null);
+                settling = false;
+            }
+            if (since != null) {
+                recovering.redisAnswersAgain(Duration.between(since, Instant.now()));
+            }
         }, callbacks);
     }
 }
