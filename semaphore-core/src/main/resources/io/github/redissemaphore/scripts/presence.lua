@@ -9,6 +9,7 @@
 -- Returns: {n, id 1, ..., id n}: the instances seen, the caller among them, in no set order
 -- P1 an instance is returned only until its time has passed: a stopped one drops out by itself.
 -- P2 the key expires ARGV 2 ms after the last call: a semaphore nobody uses leaves nothing.
+--@include _names.lua
 local id, seen = ARGV[1], tonumber(ARGV[2])
 if not id or id == '' or #id > 200 or string.find(id, '%s') then
   error('semaphore script: ARGV[1] must be an instance id of 1..200 characters without whitespace, but was '

@@ -47,6 +47,13 @@ final class RawScripts {
                 maxWaiters, longestPredictedWait));
     }
 
+    /** A write-back (acquire.lua mode 4): a holder granted while Redis could not be reached, whatever the limit. */
+    Acquired writeBack(SemaphoreKeys keys, int limit, String id, int count, Duration lease, Duration heartbeat,
+                       String inbox, String owner) {
+        return runner.call(keys, new AcquireScript(limit, id, count, lease, false, false, heartbeat, inbox, owner, 0,
+                Duration.ZERO, true));
+    }
+
     Released release(SemaphoreKeys keys, int limit, String id) {
         return runner.call(keys, ReleaseScript.byForce(limit, id));
     }

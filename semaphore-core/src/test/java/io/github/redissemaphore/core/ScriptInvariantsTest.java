@@ -662,7 +662,7 @@ class ScriptInvariantsTest {
         for (String bad : List.of("", inbox, " " + OWNER, "in\tbox " + OWNER, "x".repeat(201) + " " + OWNER)) {
             acquires.add(new String[] {l, id, counts, bad, "3"});
         }
-        for (String bad : List.of("", "4", "-1", "x", "11", " 1")) {
+        for (String bad : List.of("", "5", "-1", "x", "11", " 1")) {
             acquires.add(new String[] {l, id, counts, box, bad});
         }
         acquires.add(new String[] {l, id, counts, box});

@@ -69,7 +69,7 @@ class ScriptNamesTest {
             assertThat(include.group(1)).as("the first part %s includes", file).isEqualTo(NAMES);
             checked++;
         }
-        assertThat(checked).isEqualTo(7);
+        assertThat(checked).isEqualTo(8);
     }
 
     private static Resource[] scripts() throws IOException {
