@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -280,6 +281,129 @@ class DegradedModeTest {
             assertThat(local.isHeld()).isTrue();
             local.release();
             await().atMost(Duration.ofSeconds(5)).until(() -> semaphore.state().used() == 0);
+        }
+    }
+
+    @Test
+    void aGrantInFlightWhenRedisBecomesUnreachableIsGivenBackAndTheWaiterIsDecidedLocally(
+            @Dedicated RedisServer server) throws Exception {
+        Heard heard = new Heard();
+        SemaphoreSettings settings = local(1, 1).withWaitTime(Duration.ofSeconds(30));
+        try (TcpProxy proxy = TcpProxy.to(server);
+             SemaphoreRegistry waiterJvm = SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT))
+                     .redisTimeout(TIMEOUT).waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2))
+                     .listener(heard).build();
+             SemaphoreRegistry holderJvm = registry(server, new Heard())) {
+            RedisSemaphore holderSide = holderJvm.semaphore("in-flight", settings);
+            RedisSemaphore waiterSide = waiterJvm.semaphore("in-flight", settings);
+            Permit holder = holderSide.tryAcquire().orElseThrow();
+            CompletableFuture<Permit> waiter = waiterSide.acquireAsync(1, Duration.ofSeconds(30));
+            await().until(() -> holderSide.state().waiters().size() == 1);
+            // The waiter's JVM is cut off, then Redis grants it: the grant message and the reply to
+            // its heartbeat are held in the partition, and its wait is decided locally instead.
+            proxy.partition();
+            holder.release();
+            Permit local = waiter.get(10, TimeUnit.SECONDS);
+            assertThat(local.isLocal()).isTrue();
+            proxy.heal();
+            // The claim Redis made for it is given back, and the local permit is written back: one
+            // holder in all, and nobody waits.
+            await().atMost(Duration.ofSeconds(15)).until(() -> heard.events.contains("in-flight recovered"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                SemaphoreState state = holderSide.state();
+                return state.holders().size() == 1 && state.used() == 1 && state.waiters().isEmpty();
+            });
+            local.release();
+            await().atMost(Duration.ofSeconds(5)).until(() -> holderSide.state().used() == 0);
+        }
+    }
+
+    @Test
+    void aPermitRedisGrantedAndReleasedDuringTheOutageFreesTheShareAndLeavesRedisOnRecovery(
+            @Dedicated RedisServer server) throws Exception {
+        Heard heard = new Heard();
+        try (TcpProxy proxy = TcpProxy.to(server);
+             SemaphoreRegistry registry = SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT))
+                     .redisTimeout(TIMEOUT).waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2))
+                     .listener(heard).build();
+             SemaphoreRegistry observer = registry(server, new Heard())) {
+            RedisSemaphore semaphore = registry.semaphore("released-meanwhile", local(2, 1));
+            Permit throughRedis = semaphore.tryAcquire().orElseThrow();
+            proxy.partition();
+            // It counts against the share of 1 while held.
+            assertThat(semaphore.tryAcquire()).isEmpty();
+            long start = System.nanoTime();
+            throughRedis.release();
+            noise.assertTookLessThan("a release while Redis is known unreachable", start, System.nanoTime(),
+                    Duration.ofMillis(200));
+            Permit local = semaphore.tryAcquire().orElseThrow();
+            assertThat(local.isLocal()).isTrue();
+            proxy.heal();
+            await().atMost(Duration.ofSeconds(15)).until(() -> heard.events.contains("released-meanwhile recovered"));
+            RedisSemaphore outside = observer.semaphore("released-meanwhile", local(2, 1));
+            await().atMost(Duration.ofSeconds(10)).until(() -> outside.state().holders().size() == 1
+                    && outside.state().used() == 1);
+            local.release();
+            await().atMost(Duration.ofSeconds(5)).until(() -> outside.state().used() == 0);
+        }
+    }
+
+    @Test
+    void recoveryWhileLocalHoldersReleaseLeavesExactlyTheHoldersStillHeld(@Dedicated RedisServer server)
+            throws Exception {
+        long seed = Long.getLong("degraded.seed", System.nanoTime());
+        java.util.Random random = new java.util.Random(seed);
+        Heard heard = new Heard();
+        try (TcpProxy proxy = TcpProxy.to(server);
+             SemaphoreRegistry registry = SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT))
+                     .redisTimeout(TIMEOUT).waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2))
+                     .listener(heard).build();
+             SemaphoreRegistry observer = registry(server, new Heard())) {
+            SemaphoreSettings settings = local(6, 6);
+            RedisSemaphore semaphore = registry.semaphore("releasing", settings);
+            RedisSemaphore outside = observer.semaphore("releasing", settings);
+            semaphore.tryAcquire().orElseThrow().release();
+            for (int round = 0; round < 3; round++) {
+                String where = "seed " + seed + " round " + round;
+                proxy.partition();
+                List<Permit> permits = new ArrayList<>();
+                while (permits.size() < 3) {
+                    semaphore.tryAcquire(2, Duration.ZERO).ifPresent(permits::add);
+                }
+                assertThat(permits).as(where).allSatisfy(p -> assertThat(p.isLocal()).isTrue());
+                // Released, whole or in part, at random moments around the write-back.
+                List<Integer> kept = new CopyOnWriteArrayList<>();
+                CountDownLatch released = new CountDownLatch(1);
+                Engines.beforeRecovery(registry, () -> new Thread(() -> {
+                    for (Permit permit : permits) {
+                        try {
+                            Thread.sleep(random.nextInt(3));
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        switch (random.nextInt(3)) {
+                            case 0 -> permit.release();
+                            case 1 -> {
+                                permit.release(1);
+                                kept.add(1);
+                            }
+                            default -> kept.add(2);
+                        }
+                    }
+                    released.countDown();
+                }).start());
+                int recoveredBefore = (int) heard.events.stream().filter("releasing recovered"::equals).count();
+                proxy.heal();
+                assertThat(released.await(15, TimeUnit.SECONDS)).as(where).isTrue();
+                await().atMost(Duration.ofSeconds(15)).until(() -> heard.events.stream()
+                        .filter("releasing recovered"::equals).count() > recoveredBefore);
+                int keptCount = kept.stream().mapToInt(Integer::intValue).sum();
+                await(where).atMost(Duration.ofSeconds(10)).until(() -> outside.state().used() == keptCount);
+                assertThat(outside.state().holders()).as(where).hasSize(kept.size());
+                permits.forEach(Permit::release);
+                await(where).atMost(Duration.ofSeconds(5)).until(() -> outside.state().used() == 0);
+                assertThat(semaphore.localState().permitsHeld()).as(where).isZero();
+            }
         }
     }
 }
