@@ -36,7 +36,12 @@ public final class DistributedSemaphoreWebAutoConfiguration {
         // asked when an answer is written: the registry's settings, keyed names resolved as it resolves them
         return new SemaphoreExceptionHandler(properties.problemDetails().retryAfter(), name -> {
             SemaphoreRegistry semaphores = registry.getIfAvailable();
-            return semaphores == null ? null : semaphores.settingsOf(name).whenUnavailable();
+            try {
+                return semaphores == null ? null : semaphores.settingsOf(name).whenUnavailable();
+            } catch (IllegalArgumentException notASemaphoreName) {
+                // an exception an application built with a name of its own: the answer goes out without the mode
+                return null;
+            }
         });
     }
 

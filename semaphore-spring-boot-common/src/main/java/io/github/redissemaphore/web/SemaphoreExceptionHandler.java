@@ -129,9 +129,9 @@ public class SemaphoreExceptionHandler {
     public ResponseEntity<ProblemDetail> unavailable(SemaphoreUnavailableException e) {
         logger.debug("Answering 503 Service Unavailable", e);
         UnavailableCause cause = UnavailableCause.of(e);
-        WhenUnavailable mode = cause.redisUnreachable() ? e.getSemaphoreName().map(whenUnavailableOf).orElse(null) : null;
         // only reject is named: a semaphore in another mode fails so only before it knows Redis is gone
-        boolean rejectedForTheOutage = mode == WhenUnavailable.REJECT;
+        boolean rejectedForTheOutage = cause.redisUnreachable()
+                && e.getSemaphoreName().map(whenUnavailableOf).orElse(null) == WhenUnavailable.REJECT;
         ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE,
                 e.getSemaphoreName().map(name -> "Semaphore '" + name + "' is unavailable").orElse("Unavailable")
                         + (rejectedForTheOutage ? ": Redis could not be reached, and its when-unavailable is "

@@ -33,7 +33,10 @@ public final class LocalStates implements SemaphoreRegistry {
         return this;
     }
 
-    /** @return the state of a semaphore that works through Redis, holding {@code permitsHeld}, renewals failing since {@code renewalFailingSince} */
+    /**
+     * @return the state of a semaphore that works through Redis, holding {@code permitsHeld}, its
+     *         renewals failing since {@code renewalFailingSince} (null: they succeed)
+     */
     public static LocalState throughRedis(String name, int permitsHeld, @Nullable Instant renewalFailingSince,
                                           @Nullable Duration shortestLease) {
         return new LocalState(name, permitsHeld, 0, true, renewalFailingSince, shortestLease, new TreeMap<>(), null);
@@ -66,7 +69,8 @@ public final class LocalStates implements SemaphoreRegistry {
                     case "toString" -> "semaphore " + name + " of " + LocalStates.class.getSimpleName();
                     case "hashCode" -> name.hashCode();
                     case "equals" -> proxy == arguments[0];
-                    default -> throw new UnsupportedOperationException(method.getName() + ": only its local state is known");
+                    default -> throw new UnsupportedOperationException(
+                            method.getName() + ": only its local state is known");
                 });
     }
 

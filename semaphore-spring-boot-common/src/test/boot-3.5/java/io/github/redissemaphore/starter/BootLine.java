@@ -51,7 +51,7 @@ public final class BootLine {
                 .collect(Collectors.toSet())).getCode();
     }
 
-    /** @return the HTTP status Boot's health endpoint answers with for a health of status {@code code}, by its default mapping */
+    /** @return the HTTP status Boot's health endpoint answers a health of status {@code code} with, by default */
     public static int healthHttpStatus(String code) {
         return new SimpleHttpCodeStatusMapper().getStatusCode(new Status(code));
     }
