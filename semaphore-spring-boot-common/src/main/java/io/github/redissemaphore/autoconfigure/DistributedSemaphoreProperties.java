@@ -1,6 +1,7 @@
 package io.github.redissemaphore.autoconfigure;
 
 import io.github.redissemaphore.core.SemaphoreSettings;
+import io.github.redissemaphore.core.WhenUnavailable;
 
 import java.time.Duration;
 import java.util.Collections;
@@ -62,6 +63,7 @@ import org.springframework.validation.annotation.Validated;
 @Validated
 @HeartbeatOutlastsTicks
 @TotalPermitsCoverPermits
+@LocalPermitsWithinPermits
 public record DistributedSemaphoreProperties(
         @DefaultValue("true") boolean enabled,
         @DefaultValue("semaphore") @SemaphoreName String keyPrefix,
@@ -102,6 +104,12 @@ public record DistributedSemaphoreProperties(
     // the same as for total-permits: 0 means "no bound" in SemaphoreSettings, leaving the property out does here
     private static final String MAX_WAITERS_RANGE =
             "must be between 1 and " + SemaphoreSettings.MAX_PERMITS + "; leave it out for " + NO_QUEUE_BOUND;
+
+    /** What a semaphore without local-permits has, in the words of the failure report. */
+    static final String SHARE_OF_THE_FLEET = "a share of the permits among the instances Redis last showed";
+    // 0 is "a share of the fleet" in SemaphoreSettings; leaving the property out is, here
+    private static final String LOCAL_PERMITS_RANGE =
+            "must be between 1 and " + SemaphoreSettings.MAX_PERMITS + "; leave it out for " + SHARE_OF_THE_FLEET;
 
     public DistributedSemaphoreProperties {
         semaphores = semaphores == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
@@ -180,6 +188,14 @@ public record DistributedSemaphoreProperties(
      *                  times the average hold, over the permits) is already longer than its wait-time
      *                  is refused at once instead of queueing until it times out. No prediction is
      *                  made before a hold that ended while others waited has been measured.
+     * @param whenUnavailable What a call does while Redis cannot be reached: "reject" fails it with
+     *                  SemaphoreUnavailableException (a 503 over HTTP), never more than permits; "local"
+     *                  takes a permit of this instance's share of the permits, granted by this instance
+     *                  alone and written to Redis once it answers again; "allow" runs it unguarded, counted.
+     * @param localPermits This instance's share of the permits while Redis cannot be reached
+     *                  (when-unavailable "local"; per key for a keyed semaphore). Not set: its part of
+     *                  permits among the instances Redis last showed using the semaphore, so that the
+     *                  shares add up to at most permits. 1 to permits.
      */
     public record Defaults(
             @DefaultValue("1") @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) int permits,
@@ -194,13 +210,18 @@ public record DistributedSemaphoreProperties(
             @DurationMax(minutes = 1, message = REPLICATION_RANGE) Duration replicationTimeout,
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS, message = MAX_WAITERS_RANGE)
             @WhenLeftOut(NO_QUEUE_BOUND) Integer maxWaiters,
-            @DefaultValue("false") boolean rejectPredictedTimeouts) {
+            @DefaultValue("false") boolean rejectPredictedTimeouts,
+            @DefaultValue("reject") WhenUnavailable whenUnavailable,
+            // at most permits as well: LocalPermitsWithinPermits, which knows the permits of every semaphore
+            @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS, message = LOCAL_PERMITS_RANGE)
+            @WhenLeftOut(SHARE_OF_THE_FLEET) Integer localPermits) {
 
         /** @return these values as core settings */
         public SemaphoreSettings toSettings() {
             return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout)
                     .withMaxWaiters(maxWaiters != null ? maxWaiters : 0)
-                    .withRejectPredictedTimeouts(rejectPredictedTimeouts);
+                    .withRejectPredictedTimeouts(rejectPredictedTimeouts)
+                    .withWhenUnavailable(whenUnavailable, localPermits != null ? localPermits : 0);
         }
     }
 
@@ -223,6 +244,10 @@ public record DistributedSemaphoreProperties(
      *                  1 to 1000000.
      * @param rejectPredictedTimeouts Whether a caller predicted to wait longer than its wait-time is
      *                  refused at once instead of queueing until it times out.
+     * @param whenUnavailable What a call does while Redis cannot be reached: "reject" fails it, "local"
+     *                  takes a permit of this instance's share, "allow" runs it unguarded.
+     * @param localPermits This instance's share of the semaphore's permits while Redis cannot be reached
+     *                  (when-unavailable "local"; per key for a keyed semaphore). 1 to permits.
      */
     public record Semaphore(
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer permits,
@@ -240,7 +265,10 @@ public record DistributedSemaphoreProperties(
             @WhenLeftOut(NO_SHARED_CAP) Integer totalPermits,
             // left out: the defaults' bound, so no "leave it out" in the message; 1000000 lifts it for one semaphore
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer maxWaiters,
-            Boolean rejectPredictedTimeouts) {
+            Boolean rejectPredictedTimeouts,
+            WhenUnavailable whenUnavailable,
+            // left out: the defaults' share, so no "leave it out" in the message; at most permits: LocalPermitsWithinPermits
+            @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer localPermits) {
 
         /** @return the settings of this semaphore, values left out taken from {@code defaults} */
         public SemaphoreSettings toSettings(SemaphoreSettings defaults) {
@@ -254,7 +282,9 @@ public record DistributedSemaphoreProperties(
                     replicationTimeout != null ? replicationTimeout : defaults.replicationTimeout(),
                     totalPermits != null ? totalPermits : 0,
                     maxWaiters != null ? maxWaiters : defaults.maxWaiters(),
-                    rejectPredictedTimeouts != null ? rejectPredictedTimeouts : defaults.rejectPredictedTimeouts());
+                    rejectPredictedTimeouts != null ? rejectPredictedTimeouts : defaults.rejectPredictedTimeouts(),
+                    whenUnavailable != null ? whenUnavailable : defaults.whenUnavailable(),
+                    localPermits != null ? localPermits : defaults.localPermits());
         }
     }
 }

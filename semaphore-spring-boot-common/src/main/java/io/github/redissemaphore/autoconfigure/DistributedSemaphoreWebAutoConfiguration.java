@@ -1,7 +1,9 @@
 package io.github.redissemaphore.autoconfigure;
 
+import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.web.SemaphoreExceptionHandler;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -29,8 +31,18 @@ public final class DistributedSemaphoreWebAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    public SemaphoreExceptionHandler semaphoreExceptionHandler(DistributedSemaphoreProperties properties) {
-        return new SemaphoreExceptionHandler(properties.problemDetails().retryAfter());
+    public SemaphoreExceptionHandler semaphoreExceptionHandler(DistributedSemaphoreProperties properties,
+                                                               ObjectProvider<SemaphoreRegistry> registry) {
+        // asked when an answer is written: the registry's settings, keyed names resolved as it resolves them
+        return new SemaphoreExceptionHandler(properties.problemDetails().retryAfter(), name -> {
+            SemaphoreRegistry semaphores = registry.getIfAvailable();
+            try {
+                return semaphores == null ? null : semaphores.settingsOf(name).whenUnavailable();
+            } catch (IllegalArgumentException notASemaphoreName) {
+                // an exception an application built with a name of its own: the answer goes out without the mode
+                return null;
+            }
+        });
     }
 
     /** A servlet application with Spring MVC, or a reactive one with WebFlux: where an advice answers. */

@@ -64,11 +64,12 @@ import jakarta.validation.Payload;
         }
 
         /** The message as it is: a semaphore name is no message parameter or expression. */
-        private static String literal(String message) {
+        static String literal(String message) {
             return message.replaceAll("([\\\\{}$])", "\\\\$1");
         }
 
-        private static boolean inRange(int permits) {
+        /** @return whether {@code permits} is a number of permits its own constraint lets through */
+        static boolean inRange(int permits) {
             return permits >= 1 && permits <= SemaphoreSettings.MAX_PERMITS;
         }
     }

@@ -7,6 +7,7 @@ import io.github.redissemaphore.core.ReportedUsage;
 import io.github.redissemaphore.core.SemaphoreListener;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
+import io.github.redissemaphore.core.WhenUnavailable;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -44,9 +45,16 @@ import org.jspecify.annotations.Nullable;
  *     Redis was not answering, and went on in the background (a rise means an outage, not a leak:
  *     each lands when Redis answers again, or ends with its lease).</li>
  * <li>{@value #REJECTIONS} counter: acquisitions that got no permit, tagged {@code reason}
- *     ({@code wait-timed-out}, {@code queue-full}, {@code predicted-wait-too-long}: each exists at
- *     0 from the semaphore's first event on). A rise of {@code queue-full} means callers are
- *     turned away at once rather than left to time out.</li>
+ *     ({@code wait-timed-out}, {@code queue-full}, {@code predicted-wait-too-long},
+ *     {@code local-share-in-use}: each exists at 0 from the semaphore's first event on). A rise of
+ *     {@code queue-full} means callers are turned away at once rather than left to time out; one of
+ *     {@code local-share-in-use}, that this instance refused them on its own while Redis could not
+ *     be reached, its share of the permits in use.</li>
+ * <li>{@value #ADMISSIONS_WITHOUT_REDIS} counter: calls admitted while Redis could not be reached,
+ *     tagged {@code mode}: {@code local} (a permit of this instance's share) or {@code allow}
+ *     (unguarded); both exist at 0 from the semaphore's first event on.</li>
+ * <li>{@value #DEGRADED} gauge: 1 while the semaphore decides its calls without Redis (degraded
+ *     mode, {@link LocalState#degraded()}), else 0, read from the registry at each read.</li>
  * <li>{@value #TOTAL_AVAILABLE}, {@value #TOTAL_LIMIT}, {@value #TOTAL_WAITERS} gauges: the cap of
  *     a capped semaphore, all its keys together, tagged with its base name only (one set per
  *     configured cap, however many keys), as last reported by Redis to this JVM.</li>
@@ -80,6 +88,11 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     public static final String TOTAL_AVAILABLE = "semaphore.total.permits.available";
     public static final String TOTAL_LIMIT = "semaphore.total.permits.limit";
     public static final String TOTAL_WAITERS = "semaphore.total.waiters";
+    public static final String ADMISSIONS_WITHOUT_REDIS = "semaphore.admissions.without.redis";
+    public static final String DEGRADED = "semaphore.degraded";
+
+    /** The modes that admit a call without Redis, each a {@value #ADMISSIONS_WITHOUT_REDIS} series. */
+    private static final List<WhenUnavailable> ADMITTING_MODES = List.of(WhenUnavailable.LOCAL, WhenUnavailable.ALLOW);
 
     private static final GaugeNames OF_A_SEMAPHORE = new GaugeNames(AVAILABLE, LIMIT, WAITERS,
             "a distributed semaphore");
@@ -172,6 +185,17 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         count(meters(semaphore).rejections.get(reason), 1);
     }
 
+    @Override
+    public void admittedWithoutRedis(String semaphore, int permits, WhenUnavailable mode) {
+        count(meters(semaphore).admissionsWithoutRedis.get(mode), 1);
+    }
+
+    /** Makes the semaphore's meters; the {@value #DEGRADED} gauge reads the mode from the registry. */
+    @Override
+    public void degradedModeChanged(String semaphore, boolean degraded) {
+        meters(semaphore);
+    }
+
     /** The first report makes the semaphore's meters; the gauges read its figures from the registry. */
     @Override
     public void usageReported(String semaphore, int limit, int used, int waiters) {
@@ -230,6 +254,12 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     private @Nullable ReportedUsage usageOf(String semaphore) {
         return semaphoreRegistry.get().inUse(semaphore).map(RedisSemaphore::localState)
                 .map(LocalState::reportedUsage).orElse(null);
+    }
+
+    /** @return 1 while the semaphore decides its calls without Redis, else 0 (forgotten too: it decides nothing) */
+    private double degraded(String semaphore) {
+        return semaphoreRegistry.get().inUse(semaphore).map(RedisSemaphore::localState)
+                .map(LocalState::degraded).isPresent() ? 1 : 0;
     }
 
     private void capGauges(MeterRegistry meterRegistry, String baseName) {
@@ -300,6 +330,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
 
         private static final String NAME = "name";
         private static final String REASON = "reason";
+        private static final String MODE = "mode";
 
         private final String name;
         private final List<Meter> registered = new ArrayList<>();
@@ -310,6 +341,8 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         /** One counter per reason, all made at once, so each has a series from the start. */
         private final Map<SemaphoreRejectedException.Reason, Counter> rejections =
                 new EnumMap<>(SemaphoreRejectedException.Reason.class);
+        /** One counter per mode that admits without Redis, made at once, so each has a series from the start. */
+        private final Map<WhenUnavailable, Counter> admissionsWithoutRedis = new EnumMap<>(WhenUnavailable.class);
         /** Guarded by {@link SemaphoreMetrics#lock}. */
         private int leasesHeld;
 
@@ -337,6 +370,18 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
                 rejections.put(reason, counter);
                 registered.add(counter);
             }
+            for (WhenUnavailable mode : ADMITTING_MODES) {
+                Counter counter = Counter.builder(ADMISSIONS_WITHOUT_REDIS)
+                        .description("Calls admitted by a distributed semaphore while Redis could not be reached: "
+                                + "out of this instance's share (local) or unguarded (allow)")
+                        .tag(NAME, name).tag(MODE, mode.tag()).register(registry);
+                admissionsWithoutRedis.put(mode, counter);
+                registered.add(counter);
+            }
+            registered.add(Gauge.builder(DEGRADED, () -> degraded(name))
+                    .description("1 while a distributed semaphore decides its calls without Redis, which a call "
+                            + "found unreachable, else 0")
+                    .tag(NAME, name).register(registry));
         }
 
         void remove(MeterRegistry registry) {

@@ -23,6 +23,14 @@ enum UnavailableCause {
         this.text = text;
     }
 
+    /**
+     * @return whether the cause is Redis out of reach (no connection, or no answer in time): what a
+     *         semaphore's {@code when-unavailable} decides about, unlike a refused command or a shutdown
+     */
+    boolean redisUnreachable() {
+        return this == NO_ANSWER || this == UNREACHABLE;
+    }
+
     /** @return the words a client may show */
     String text() {
         return text;

@@ -62,6 +62,22 @@ class ConfigurationMetadataTest {
                         .contains("predicted wait", "wait-time"));
     }
 
+    @Test
+    void theDegradedModeIsListedWithItsDefaultItsWordsAndTheShare() throws IOException {
+        Map<String, Map<String, Object>> properties = entries("properties");
+        assertThat(properties.get("distributed-semaphore.defaults.when-unavailable"))
+                .containsEntry("defaultValue", "reject")
+                .hasEntrySatisfying("description", description -> assertThat((String) description)
+                        .contains("Redis cannot be reached", "\"reject\"", "\"local\"", "\"allow\""));
+        assertThat(properties.get("distributed-semaphore.defaults.local-permits"))
+                .containsEntry("type", "java.lang.Integer").doesNotContainKey("defaultValue")
+                .hasEntrySatisfying("description", description -> assertThat((String) description)
+                        .contains("share", "Not set", "1 to permits"));
+        List<?> values = (List<?>) entries("hints").get("distributed-semaphore.defaults.when-unavailable").get("values");
+        assertThat(values.stream().map(value -> (Object) ((Map<?, ?>) value).get("value")).toList())
+                .containsExactly("reject", "local", "allow");
+    }
+
     /** Every entry of {@code kind} ("properties", "hints") of the starter's metadata files, by name. */
     @SuppressWarnings("unchecked")
     private static Map<String, Map<String, Object>> entries(String kind) throws IOException {

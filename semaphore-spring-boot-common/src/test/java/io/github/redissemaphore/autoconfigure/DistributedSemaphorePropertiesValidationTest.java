@@ -52,6 +52,9 @@ class DistributedSemaphorePropertiesValidationTest {
             "distributed-semaphore.waiter-tick | 10ms | distributed-semaphore.waiter-tick | must be between 50ms and 1h",
             "distributed-semaphore.redis-timeout | 50ms | distributed-semaphore.redis-timeout | must be between 100ms and 1m",
             "distributed-semaphore.redis-timeout | 2m | distributed-semaphore.redis-timeout | must be between 100ms and 1m",
+            "distributed-semaphore.semaphores.reports.local-permits | 0 | distributed-semaphore.semaphores[reports].local-permits | must be between 1 and 1000000",
+            "distributed-semaphore.defaults.local-permits | 2 | distributed-semaphore.defaults.local-permits | must be at most distributed-semaphore.defaults.permits (1)",
+            "distributed-semaphore.semaphores.reports.local-permits | 3 | distributed-semaphore.semaphores[reports].local-permits | must be at most distributed-semaphore.defaults.permits (1)",
     })
     void anInvalidValueStopsTheStartUpNamingTheProperty(String property, String value, String named,
                                                         String reason) {

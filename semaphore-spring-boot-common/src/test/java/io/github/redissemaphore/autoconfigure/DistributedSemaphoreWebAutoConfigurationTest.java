@@ -1,7 +1,9 @@
 package io.github.redissemaphore.autoconfigure;
 
+import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
+import io.github.redissemaphore.starter.LocalStates;
 import io.github.redissemaphore.web.SemaphoreExceptionHandler;
 
 import java.time.Duration;
@@ -91,6 +93,18 @@ class DistributedSemaphoreWebAutoConfigurationTest {
                 .getFirst(HttpHeaders.RETRY_AFTER)).as("no figure configured, no header").isNull());
         mvc.withPropertyValues("distributed-semaphore.problem-details.retry-after=0s")
                 .run(context -> assertThat(context).hasFailed());
+    }
+
+    /** The mode comes from the registry's settings when there is a registry, and is left out when there is none. */
+    @Test
+    void aServiceUnavailableNamesTheModeTheRegistryGivesTheSemaphore() {
+        SemaphoreUnavailableException unreachable = new SemaphoreUnavailableException("reports",
+                SemaphoreUnavailableException.Reason.UNREACHABLE, "Redis at 127.0.0.1:1 cannot be reached", null);
+        mvc.withBean(SemaphoreRegistry.class, LocalStates::new).run(context -> assertThat(context
+                .getBean(SemaphoreExceptionHandler.class).unavailable(unreachable).getBody().getProperties())
+                .contains(entry("whenUnavailable", "reject")));
+        mvc.run(context -> assertThat(context.getBean(SemaphoreExceptionHandler.class).unavailable(unreachable)
+                .getBody().getProperties()).as("no registry").doesNotContainKey("whenUnavailable"));
     }
 
     @Test

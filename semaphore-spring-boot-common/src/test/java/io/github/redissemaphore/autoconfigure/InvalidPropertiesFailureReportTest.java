@@ -72,6 +72,12 @@ class InvalidPropertiesFailureReportTest {
             "semaphores.reports.max-waiters | lots     | 'lots' is not a whole number    | a whole number from 1 to 1000000",
             "defaults.reject-predicted-timeouts | maybe | 'maybe' is not true or false   | true or false",
             "semaphores.reports.reject-predicted-timeouts | perhaps | 'perhaps' is not true or false | true or false",
+            "defaults.when-unavailable    | maybe      | 'maybe' is not reject, local or allow | reject, local or allow",
+            "semaphores.reports.when-unavailable | fail-open | 'fail-open' is not reject, local or allow | reject, local or allow",
+            "defaults.local-permits       | 0          | must be between 1 and 1000000; leave it out for a share of the permits among the instances Redis last showed | a whole number from 1 to 1000000",
+            "defaults.local-permits       | few        | 'few' is not a whole number     | a whole number from 1 to 1000000",
+            "semaphores.reports.local-permits | -1     | must be between 1 and 1000000   | a whole number from 1 to 1000000",
+            "semaphores.reports.local-permits | half   | 'half' is not a whole number    | a whole number from 1 to 1000000",
             "aspect-order                 | lots       | 'lots' is not a whole number    | a whole number from -2147483648 to 2147483647",
             "aspect-order                 | 2147483648 | '2147483648' is not a whole number | a whole number from -2147483648 to 2147483647",
             "waiter-heartbeat             | 500ms      | must be between 1s and 1h       | a duration from 1s to 1h" + DURATION,
@@ -118,6 +124,48 @@ class InvalidPropertiesFailureReportTest {
         assertThat(failureReport(output, "--distributed-semaphore.semaphores.reports.max-waiters=0"))
                 .contains("Set distributed-semaphore.semaphores.reports.max-waiters to a whole number from 1 to "
                         + "1000000, or remove it to use distributed-semaphore.defaults.max-waiters.");
+    }
+
+    @Test
+    void aLocalShareLeftOutIsAShareOfTheFleetInTheDefaultsAndTheDefaultsShareForASemaphore(CapturedOutput output) {
+        assertThat(failureReport(output, "--distributed-semaphore.defaults.local-permits=0"))
+                .contains("Set distributed-semaphore.defaults.local-permits to a whole number from 1 to 1000000, "
+                        + "or remove it for a share of the permits among the instances Redis last showed.");
+        assertThat(failureReport(output, "--distributed-semaphore.semaphores.reports.local-permits=0"))
+                .contains("Set distributed-semaphore.semaphores.reports.local-permits to a whole number from 1 to "
+                        + "1000000, or remove it to use distributed-semaphore.defaults.local-permits.");
+    }
+
+    @Test
+    void aLocalShareAboveThePermitsNamesThePermitsItExceeds(CapturedOutput output) {
+        assertThat(failureReport(output, "--distributed-semaphore.semaphores.reports.permits=4",
+                "--distributed-semaphore.semaphores.reports.local-permits=5"))
+                .contains("Property: distributed-semaphore.semaphores.reports.local-permits" + System.lineSeparator())
+                .contains("Value: \"5\"")
+                .contains("Reason: must be at most distributed-semaphore.semaphores.reports.permits (4)"
+                        + System.lineSeparator())
+                .contains("Allowed: a whole number from 1 to 1000000, and at most "
+                        + "distributed-semaphore.semaphores.reports.permits (4)" + System.lineSeparator());
+        assertThat(failureReport(output, "--distributed-semaphore.defaults.local-permits=2"))
+                .as("the defaults' permits: 1 unless set")
+                .contains("Property: distributed-semaphore.defaults.local-permits" + System.lineSeparator())
+                .contains("Value: \"2\"")
+                .contains("Reason: must be at most distributed-semaphore.defaults.permits (1)" + System.lineSeparator());
+        assertThat(failureReport(output, "--distributed-semaphore.semaphores.reports.local-permits=3"))
+                .as("a semaphore's own share above the defaults' permits it takes")
+                .contains("Property: distributed-semaphore.semaphores.reports.local-permits" + System.lineSeparator())
+                .contains("Reason: must be at most distributed-semaphore.defaults.permits (1)" + System.lineSeparator());
+    }
+
+    @Test
+    void theDefaultsShareAboveTheOwnPermitsOfASemaphoreThatTakesItNamesBoth(CapturedOutput output) {
+        assertThat(failureReport(output, "--distributed-semaphore.defaults.permits=10",
+                "--distributed-semaphore.defaults.local-permits=5", "--distributed-semaphore.semaphores[api.pay].permits=2"))
+                .contains("Property: distributed-semaphore.defaults.local-permits" + System.lineSeparator())
+                .contains("Value: \"5\"")
+                .contains("Reason: must be at most distributed-semaphore.semaphores[api.pay].permits (2), which takes "
+                        + "its local-permits from the defaults; or set distributed-semaphore.semaphores[api.pay]"
+                        + ".local-permits" + System.lineSeparator());
     }
 
     @Test
@@ -182,7 +230,8 @@ class InvalidPropertiesFailureReportTest {
                 .contains("Reason: holds settings, not a value")
                 .contains("Write each setting as a property of its own: distributed-semaphore.semaphores.reports."
                         + "<setting>, where <setting> is one of permits, lease-time, wait-time, fair, auto-renew, replicas, "
-                        + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts.");
+                        + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts, when-unavailable, "
+                        + "local-permits.");
     }
 
     @Test

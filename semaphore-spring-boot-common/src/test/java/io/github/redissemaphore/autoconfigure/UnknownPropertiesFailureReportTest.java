@@ -20,7 +20,7 @@ class UnknownPropertiesFailureReportTest {
 
     private static final String PREFIX = "distributed-semaphore.";
     private static final String SEMAPHORE_SETTINGS = "permits, lease-time, wait-time, fair, auto-renew, replicas, "
-            + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts";
+            + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts, when-unavailable, local-permits";
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
@@ -31,6 +31,8 @@ class UnknownPropertiesFailureReportTest {
             "semaphores.pricing.wait            | wait-time                  | semaphores.pricing.wait-time",
             "semaphores.pricing.maxWaiter       | max-waiters                | semaphores.pricing.max-waiters",
             "defaults.waiters                   | max-waiters                | defaults.max-waiters",
+            "semaphores.pricing.whenUnavailble  | when-unavailable           | semaphores.pricing.when-unavailable",
+            "defaults.local-permit              | local-permits              | defaults.local-permits",
             "semaphores.pricing.replication-timout | replication-timeout     | semaphores.pricing.replication-timeout",
             "metrics.enable                     | enabled                    | metrics.enabled",
             "key-prefx                          | key-prefix                 | key-prefix",

@@ -8,14 +8,17 @@ import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreSettings;
+import io.github.redissemaphore.core.WhenUnavailable;
 import io.github.redissemaphore.core.internal.Engines;
 import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.starter.Gate;
+import io.github.redissemaphore.starter.LocalStates;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -104,7 +107,8 @@ class SemaphoreMetricsTest {
                     .filteredOn(name -> name.startsWith("semaphore."))
                     .containsOnly("semaphore.acquire", "semaphore.active", "semaphore.permits.available",
                             "semaphore.permits.limit", "semaphore.waiters", "semaphore.lease.renewals",
-                            "semaphore.lease.lost", "semaphore.release.deferred", "semaphore.rejections");
+                            "semaphore.lease.lost", "semaphore.release.deferred", "semaphore.rejections",
+                            "semaphore.admissions.without.redis", "semaphore.degraded");
             assertThat(meters.getMeters()).filteredOn(meter -> meter.getId().getName().startsWith("semaphore."))
                     .allSatisfy(meter -> assertThat(meter.getId().getTag("name")).isEqualTo("metered"));
         });
@@ -145,6 +149,7 @@ class SemaphoreMetricsTest {
             Permit held = semaphore.tryAcquire().orElseThrow();
             assertThat(rejections(meters, "queue-full")).isZero();
             assertThat(rejections(meters, "predicted-wait-too-long")).isZero();
+            assertThat(rejections(meters, "local-share-in-use")).isZero();
             CompletableFuture<Permit> waiting = semaphore.acquireAsync(1, Duration.ofMillis(300));
             await().until(() -> meters.get("semaphore.waiters").tag("name", "bounded").gauge().value() == 1);
             assertThat(semaphore.acquireAsync(1, Duration.ofSeconds(10))).failsWithin(Duration.ofSeconds(5));
@@ -154,6 +159,49 @@ class SemaphoreMetricsTest {
             assertThat(rejections(meters, "predicted-wait-too-long")).isZero();
             held.release();
         });
+    }
+
+    /**
+     * The degraded mode's meters, from the listener's events and the semaphore's local state as the
+     * engine sets it during an outage (set here by the test: no outage needed): admissions without
+     * Redis by mode, each from 0, the gauge 1 while degraded, and refusals decided locally among the
+     * rejections.
+     */
+    @Test
+    void countsAdmissionsWithoutRedisByModeAndShowsWhileTheSemaphoreIsDegraded() {
+        LocalStates registry = new LocalStates().put(LocalStates.throughRedis("outage", 0, null, null));
+        SemaphoreMetrics metrics = new SemaphoreMetrics(() -> registry);
+        MeterRegistry meters = new SimpleMeterRegistry();
+        metrics.bindTo(meters);
+        metrics.usageReported("outage", 2, 0, 0);
+        assertThat(admissions(meters, "local")).isZero();
+        assertThat(admissions(meters, "allow")).isZero();
+        assertThat(meters.find(SemaphoreMetrics.ADMISSIONS_WITHOUT_REDIS).tag("mode", "reject").counter())
+                .as("reject admits nothing").isNull();
+        assertThat(meters.get("semaphore.degraded").tag("name", "outage").gauge().value()).isZero();
+
+        registry.put(LocalStates.degraded("outage", WhenUnavailable.LOCAL, 1, 0, 1, Instant.now(), Duration.ofSeconds(30)));
+        metrics.degradedModeChanged("outage", true);
+        metrics.admittedWithoutRedis("outage", 1, WhenUnavailable.LOCAL);
+        metrics.admittedWithoutRedis("outage", 2, WhenUnavailable.LOCAL);
+        metrics.admittedWithoutRedis("outage", 1, WhenUnavailable.ALLOW);
+        metrics.rejected("outage", 1, SemaphoreRejectedException.Reason.LOCAL_SHARE_IN_USE);
+        assertThat(meters.get("semaphore.degraded").tag("name", "outage").gauge().value()).isEqualTo(1);
+        assertThat(admissions(meters, "local")).as("calls, not permits").isEqualTo(2);
+        assertThat(admissions(meters, "allow")).isEqualTo(1);
+        assertThat(meters.get("semaphore.rejections").tags("name", "outage", "reason", "local-share-in-use").counter()
+                .count()).isEqualTo(1);
+
+        registry.put(LocalStates.throughRedis("outage", 1, null, Duration.ofSeconds(30)));
+        metrics.degradedModeChanged("outage", false);
+        assertThat(meters.get("semaphore.degraded").tag("name", "outage").gauge().value()).as("reconciled").isZero();
+        registry.close();
+        assertThat(meters.get("semaphore.degraded").tag("name", "outage").gauge().value()).as("forgotten").isZero();
+    }
+
+    private static double admissions(MeterRegistry meters, String mode) {
+        return meters.get(SemaphoreMetrics.ADMISSIONS_WITHOUT_REDIS).tags("name", "outage", "mode", mode).counter()
+                .count();
     }
 
     private static double rejections(MeterRegistry meters, String reason) {
@@ -215,19 +263,20 @@ class SemaphoreMetricsTest {
             registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
             Permit busy = registry.semaphore("tenants", "globex", registry.settingsOf("tenants")).tryAcquire()
                     .orElseThrow();
-            // 10 (7 and the 3 reasons of semaphore.rejections): the semaphore.acquire timer is the family's,
-            // tagged with the base name (made from the observation, as everywhere), and is not among a key's meters
-            assertThat(namesTagged(meters, "tenants:acme")).hasSize(10);
+            // 14 (8, the 4 reasons of semaphore.rejections and the 2 modes of semaphore.admissions.without.redis):
+            // the semaphore.acquire timer is the family's, tagged with the base name (made from the observation,
+            // as everywhere), and is not among a key's meters
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(14);
             assertThat(meters.get("semaphore.acquire").tags("name", "tenants", "outcome", "acquired").timer().count())
                     .isEqualTo(2);
 
             Engines.evictIdleKeyed(registry);
 
             assertThat(namesTagged(meters, "tenants:acme")).isEmpty();
-            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(10);
+            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(14);
             // used again: its meters are back, counters from 0
             registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
-            assertThat(namesTagged(meters, "tenants:acme")).hasSize(10);
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(14);
             busy.release();
         });
     }
@@ -260,7 +309,7 @@ class SemaphoreMetricsTest {
             // no meter of the library is tagged with anything a key could multiply but its name
             assertThat(meters.getMeters()).filteredOn(meter -> meter.getId().getName().startsWith("semaphore."))
                     .allSatisfy(meter -> assertThat(meter.getId().getTags()).extracting(Tag::getKey)
-                            .isSubsetOf("name", "outcome", "error", "reason"));
+                            .isSubsetOf("name", "outcome", "error", "reason", "mode"));
 
             globex.release();
             Permit served = initech.get(10, TimeUnit.SECONDS);

@@ -4,6 +4,7 @@ import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
+import io.github.redissemaphore.core.SemaphoreUnavailableException;
 import io.github.redissemaphore.starter.BootLine;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
@@ -36,6 +37,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -182,12 +186,50 @@ abstract class ProblemDetailsHttpTestBase {
             assertThat(answer.headers().firstValue("Retry-After")).hasValue("5");
             assertThat(json(answer)).containsEntry("title", "Service Unavailable")
                     .containsEntry("status", 503)
-                    .containsEntry("detail", "Semaphore '" + REPORTS + "' is unavailable; try again later")
-                    .containsEntry("semaphore", REPORTS);
+                    .containsEntry("detail", "Semaphore '" + REPORTS + "' is unavailable: Redis could not be "
+                            + "reached, and its when-unavailable is reject (not local or allow), so every call fails "
+                            + "until Redis answers again; try again later")
+                    .containsEntry("semaphore", REPORTS)
+                    .containsEntry("whenUnavailable", "reject");
             // a short cause a client may show; the full message names servers: it is for the log
             assertThat(json(answer).get("cause")).isIn("Redis cannot be reached", "Redis did not answer in time");
             assertThat(answer.body()).as("the full message names servers: it is for the log")
                     .doesNotContain("127.0.0.1", String.valueOf(dedicated.port()), "redis");
+        }
+    }
+
+    /** Thrown by a controller, as the semaphore throws it while Redis cannot be reached: no outage needed. */
+    @Test
+    void aRefusalDecidedLocallyIs429SayingSoWithAShortRetryAfter() throws Exception {
+        try (ConfigurableApplicationContext app = start(server)) {
+            HttpResponse<String> answer = get(app, "/thrown/local-share-in-use");
+            assertThat(answer.statusCode()).isEqualTo(429);
+            assertThat(answer.headers().firstValue("Content-Type")).hasValueSatisfying(
+                    type -> assertThat(type).startsWith("application/problem+json"));
+            assertThat(answer.headers().firstValue("Retry-After")).as("no prediction: a second").hasValue("1");
+            assertThat(json(answer)).containsEntry("status", 429)
+                    .containsEntry("reason", "local-share-in-use")
+                    .containsEntry("whenUnavailable", "local")
+                    .containsEntry("semaphore", REPORTS)
+                    .containsEntry("detail", "No permit of semaphore '" + REPORTS + "': decided by this instance "
+                            + "alone, as Redis could not be reached: its own share of the permits stayed in use for "
+                            + "the 250 ms the call allowed");
+        }
+    }
+
+    /** The mode comes from the semaphore's settings: a keyed name takes its base name's. */
+    @Test
+    void aServiceUnavailableNamesTheConfiguredModeOnlyWhenItIsReject() throws Exception {
+        try (ConfigurableApplicationContext app = start(server,
+                "--distributed-semaphore.semaphores." + EXPORTS + ".when-unavailable=local")) {
+            HttpResponse<String> rejecting = get(app, "/thrown/unreachable/" + REPORTS);
+            assertThat(rejecting.statusCode()).isEqualTo(503);
+            assertThat(json(rejecting)).containsEntry("whenUnavailable", "reject")
+                    .containsEntry("cause", "Redis cannot be reached");
+            HttpResponse<String> local = get(app, "/thrown/unreachable/" + EXPORTS + ":acme");
+            assertThat(local.statusCode()).isEqualTo(503);
+            assertThat(json(local)).doesNotContainKey("whenUnavailable")
+                    .containsEntry("detail", "Semaphore '" + EXPORTS + ":acme' is unavailable; try again later");
         }
     }
 
@@ -221,7 +263,7 @@ abstract class ProblemDetailsHttpTestBase {
 
     private ConfigurableApplicationContext start(RedisServer redis, Class<?>[] beans, String... arguments) {
         SpringApplication application = new SpringApplication(Stream.concat(
-                Stream.of(WebApplication.class, controller()), Stream.of(beans)).toArray(Class<?>[]::new));
+                Stream.of(WebApplication.class, controller(), Throwing.class), Stream.of(beans)).toArray(Class<?>[]::new));
         application.setWebApplicationType(type());
         application.setBannerMode(Banner.Mode.OFF);
         return application.run(Stream.concat(Stream.of("--server.port=0", "--spring.data.redis.url=" + redis.uri(),
@@ -299,6 +341,26 @@ abstract class ProblemDetailsHttpTestBase {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class WebApplication {
+    }
+
+    /**
+     * Throws the semaphores' exceptions of a Redis outage as the semaphore would: the same on MVC and
+     * WebFlux, which both let a controller throw.
+     */
+    @RestController
+    static class Throwing {
+
+        @GetMapping("/thrown/local-share-in-use")
+        String localShareInUse() {
+            throw new SemaphoreRejectedException(REPORTS, 1, Duration.ofMillis(250),
+                    SemaphoreRejectedException.Reason.LOCAL_SHARE_IN_USE, null, "its local share stayed in use");
+        }
+
+        @GetMapping("/thrown/unreachable/{semaphore}")
+        String unreachable(@PathVariable String semaphore) {
+            throw new SemaphoreUnavailableException(semaphore, SemaphoreUnavailableException.Reason.UNREACHABLE,
+                    "Redis at 127.0.0.1:1 cannot be reached", null);
+        }
     }
 
     /** An application's own answer to a rejection. */

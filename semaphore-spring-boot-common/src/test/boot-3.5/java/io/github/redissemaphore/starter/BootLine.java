@@ -4,8 +4,14 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.health.SimpleHttpCodeStatusMapper;
+import org.springframework.boot.actuate.health.SimpleStatusAggregator;
+import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
@@ -29,6 +35,25 @@ public final class BootLine {
     public static final Class<?> OBSERVATION_AUTO_CONFIGURATION = ObservationAutoConfiguration.class;
 
     private BootLine() {
+    }
+
+    /**
+     * @param order             the status order, as {@code management.endpoint.health.status.order}
+     *                          lists it; empty for Boot's default (DOWN, OUT_OF_SERVICE, UP, UNKNOWN)
+     * @param componentStatuses the codes of the contributors' statuses
+     * @return the code of the overall status Boot's health endpoint makes of them, as its default
+     *         status aggregator does
+     */
+    public static String aggregateHealth(List<String> order, String... componentStatuses) {
+        SimpleStatusAggregator aggregator = order.isEmpty() ? new SimpleStatusAggregator()
+                : new SimpleStatusAggregator(order);
+        return aggregator.getAggregateStatus(Arrays.stream(componentStatuses).map(Status::new)
+                .collect(Collectors.toSet())).getCode();
+    }
+
+    /** @return the HTTP status Boot's health endpoint answers a health of status {@code code} with, by default */
+    public static int healthHttpStatus(String code) {
+        return new SimpleHttpCodeStatusMapper().getStatusCode(new Status(code));
     }
 
     /** Imports Boot's Redis auto-configuration, next to a class's other {@code @ImportAutoConfiguration}. */

@@ -9,8 +9,9 @@ import org.springframework.boot.health.contributor.Health;
 
 /**
  * The {@code semaphores} health contributor on Spring Boot 4's health API: this JVM's side of each
- * semaphore it uses, from memory, DOWN only while the leases it holds are at risk. What it reports
- * and when: {@link SemaphoresHealth}.
+ * semaphore it uses, from memory, DOWN only while the leases it holds are at risk,
+ * {@value SemaphoresHealth#DEGRADED} while a semaphore decides its calls without Redis (served with
+ * HTTP 200). What it reports and when: {@link SemaphoresHealth}.
  */
 public class SemaphoresHealthIndicator extends AbstractHealthIndicator {
 
@@ -32,6 +33,6 @@ public class SemaphoresHealthIndicator extends AbstractHealthIndicator {
     @Override
     protected void doHealthCheck(Health.Builder builder) {
         SemaphoresHealth health = SemaphoresHealth.of(registry, caps);
-        (health.down() ? builder.down() : builder.up()).withDetails(health.details());
+        builder.status(health.status()).withDetails(health.details());
     }
 }

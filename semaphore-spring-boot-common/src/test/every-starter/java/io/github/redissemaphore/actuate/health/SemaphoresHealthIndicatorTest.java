@@ -4,18 +4,23 @@ import io.github.redissemaphore.autoconfigure.health.DistributedSemaphoreHealthA
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.SemaphoreCap;
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.WhenUnavailable;
+import io.github.redissemaphore.starter.BootLine;
+import io.github.redissemaphore.starter.LocalStates;
 import io.github.redissemaphore.starter.StarterContexts;
 import io.github.redissemaphore.test.Dedicated;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -144,6 +149,44 @@ class SemaphoresHealthIndicatorTest {
                             .isEqualTo(Map.of("permitsHeld", 1, "waiters", 0, "inboxSubscribed", true));
                     permit.release();
                 });
+    }
+
+    /**
+     * A semaphore in degraded mode, its state as the engine sets it during an outage (set here by the
+     * test, no outage needed): DEGRADED with its figures, though the renewals of what Redis granted
+     * before have failed for longer than a third of the lease.
+     */
+    @Test
+    void degradedWhileASemaphoreDecidesWithoutRedisThoughItsRenewalsFail() {
+        Instant since = Instant.now().minus(Duration.ofMinutes(1));
+        SemaphoresHealthIndicator health = new SemaphoresHealthIndicator(new LocalStates()
+                .put(LocalStates.degraded("outage", WhenUnavailable.LOCAL, 2, 1, 1, since, Duration.ofSeconds(30)))
+                .put(LocalStates.throughRedis("calm", 0, null, null)));
+        assertThat(status(health)).isEqualTo("DEGRADED");
+        assertThat(details(health).get("outage")).asInstanceOf(InstanceOfAssertFactories.MAP)
+                .containsEntry("degraded", true).containsEntry("whenUnavailable", "local")
+                .containsEntry("degradedSince", since.toString()).containsEntry("localShare", 2)
+                .containsEntry("localPermitsHeld", 1).containsEntry("permitsHeld", 1);
+    }
+
+    /**
+     * What Boot's health endpoint makes of DEGRADED by default on this line: HTTP 200, and beside UP
+     * contributors an overall UP (Boot's default status order does not list DEGRADED, and its
+     * aggregator leaves a status it does not list out), never DOWN: a load balancer keeps the
+     * instance. With DEGRADED added to management.endpoint.health.status.order, as the docs say, the
+     * overall status shows it, still with 200.
+     */
+    @Test
+    void degradedIsServedWith200AndNeverMakesTheApplicationDown() {
+        assertThat(BootLine.healthHttpStatus("DEGRADED")).isEqualTo(200);
+        assertThat(BootLine.aggregateHealth(List.of(), "UP", "DEGRADED")).as("Boot's default order").isEqualTo("UP");
+        assertThat(BootLine.aggregateHealth(List.of(), "DEGRADED")).as("alone: unknown to Boot's default order")
+                .isEqualTo("UNKNOWN");
+        assertThat(BootLine.healthHttpStatus("UNKNOWN")).isEqualTo(200);
+        assertThat(BootLine.aggregateHealth(List.of(), "DOWN", "DEGRADED")).isEqualTo("DOWN");
+        List<String> documentedOrder = List.of("DOWN", "OUT_OF_SERVICE", "DEGRADED", "UP", "UNKNOWN");
+        assertThat(BootLine.aggregateHealth(documentedOrder, "UP", "DEGRADED")).isEqualTo("DEGRADED");
+        assertThat(BootLine.aggregateHealth(documentedOrder, "DOWN", "DEGRADED")).isEqualTo("DOWN");
     }
 
     @Test
