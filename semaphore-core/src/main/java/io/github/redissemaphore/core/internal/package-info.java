@@ -31,9 +31,17 @@
  *     ReplyFigures     the figures replies carry (gauges, limit mismatches, the caps' figures)
  *     BackgroundCalls  the calls that go on in the background (clean-ups, sent again until answered)
  *     SemaphoreLedger  the state this JVM keeps of the semaphore (the one writer of it)
+ *     DegradedMode     the calls decided without Redis while it cannot be reached (when-unavailable),
+ *                      with the LocalPermits it grants, and their write-back when Redis answers again
  *
  *   DefaultRedisSemaphore --> Acquisitions, HeldPermits, LeaseKeeper, RenewalTick, SemaphoreLedger,
  *                             ReplyFigures, BackgroundCalls
+ *   DefaultRedisSemaphore --> DegradedMode --RedisPath--> DefaultRedisSemaphore (the write-back and the
+ *                             moved waiters go the usual way: tied once, by drive, in the constructor)
+ *   DegradedMode --> Outage (one per registry: whether Redis can be reached, its probe and settle
+ *                    time) --Recovering--> the registry --> each DefaultRedisSemaphore --> DegradedMode
+ *   DegradedMode --> FleetShares (one per registry: presence.lua, the shares by rank), LocalCaps
+ *                    (the keys of a capped semaphore, one lock and one cap share for all)
  *   DefaultRedisSemaphore --LiveSemaphores--> the registry (a retired semaphore's work goes to the live one)
  *   Acquisitions --> HeldPermits (a permit it grants, and then cannot hand over, is released)
  *   LeaseKeeper  --WaiterReplies--> Acquisitions (a renewal reply grants a waiter, or makes it join again)
