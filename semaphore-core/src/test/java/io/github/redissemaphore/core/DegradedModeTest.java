@@ -53,6 +53,12 @@ class DegradedModeTest {
                 .waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2)).listener(listener).build();
     }
 
+    /** A registry that reaches Redis through {@code proxy}, which can cut it off. */
+    private static SemaphoreRegistry registry(TcpProxy proxy, SemaphoreListener listener) {
+        return SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT)).redisTimeout(TIMEOUT)
+                .waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2)).listener(listener).build();
+    }
+
     /** Counts what the listener hears of the degraded mode. */
     static final class Heard implements SemaphoreListener {
 
@@ -246,9 +252,7 @@ class DegradedModeTest {
     void aWriteBackThatFailsLeavesThePermitLocalUntilTheNextRecovery(@Dedicated RedisServer server) throws Exception {
         Heard heard = new Heard();
         try (TcpProxy proxy = TcpProxy.to(server);
-             SemaphoreRegistry registry = SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT))
-                     .redisTimeout(TIMEOUT).waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2))
-                     .listener(heard).build()) {
+             SemaphoreRegistry registry = registry(proxy, heard)) {
             RedisSemaphore semaphore = registry.semaphore("second-outage", LOCAL);
             semaphore.tryAcquire().orElseThrow().release();
             proxy.partition();
@@ -290,9 +294,7 @@ class DegradedModeTest {
         Heard heard = new Heard();
         SemaphoreSettings settings = local(1, 1).withWaitTime(Duration.ofSeconds(30));
         try (TcpProxy proxy = TcpProxy.to(server);
-             SemaphoreRegistry waiterJvm = SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT))
-                     .redisTimeout(TIMEOUT).waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2))
-                     .listener(heard).build();
+             SemaphoreRegistry waiterJvm = registry(proxy, heard);
              SemaphoreRegistry holderJvm = registry(server, new Heard())) {
             RedisSemaphore holderSide = holderJvm.semaphore("in-flight", settings);
             RedisSemaphore waiterSide = waiterJvm.semaphore("in-flight", settings);
@@ -323,9 +325,7 @@ class DegradedModeTest {
             @Dedicated RedisServer server) throws Exception {
         Heard heard = new Heard();
         try (TcpProxy proxy = TcpProxy.to(server);
-             SemaphoreRegistry registry = SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT))
-                     .redisTimeout(TIMEOUT).waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2))
-                     .listener(heard).build();
+             SemaphoreRegistry registry = registry(proxy, heard);
              SemaphoreRegistry observer = registry(server, new Heard())) {
             RedisSemaphore semaphore = registry.semaphore("released-meanwhile", local(2, 1));
             Permit throughRedis = semaphore.tryAcquire().orElseThrow();
@@ -355,9 +355,7 @@ class DegradedModeTest {
         java.util.Random random = new java.util.Random(seed);
         Heard heard = new Heard();
         try (TcpProxy proxy = TcpProxy.to(server);
-             SemaphoreRegistry registry = SemaphoreRegistry.builder(proxy.connectionFactory(TIMEOUT))
-                     .redisTimeout(TIMEOUT).waiterTick(Duration.ofMillis(200)).waiterHeartbeat(Duration.ofSeconds(2))
-                     .listener(heard).build();
+             SemaphoreRegistry registry = registry(proxy, heard);
              SemaphoreRegistry observer = registry(server, new Heard())) {
             SemaphoreSettings settings = local(6, 6);
             RedisSemaphore semaphore = registry.semaphore("releasing", settings);
@@ -404,6 +402,34 @@ class DegradedModeTest {
                 await(where).atMost(Duration.ofSeconds(5)).until(() -> outside.state().used() == 0);
                 assertThat(semaphore.localState().permitsHeld()).as(where).isZero();
             }
+        }
+    }
+
+    @Test
+    void aCappedSemaphoreGrantsLocallyWithinTheKeysShareAndTheCapsShare(@Dedicated RedisServer server)
+            throws Exception {
+        // 2 per key, 3 in all; a local share of 2 per key, so of 3 x 2 / 2 = 3 of the cap.
+        SemaphoreSettings capped = local(2, 2).withTotalPermits(3);
+        try (SemaphoreRegistry registry = SemaphoreRegistry.builder(server.connectionFactory(TIMEOUT))
+                .redisTimeout(TIMEOUT).configure("exports", capped).build()) {
+            RedisSemaphore acme = registry.semaphore("exports", "acme", capped);
+            RedisSemaphore globex = registry.semaphore("exports", "globex", capped);
+            acme.tryAcquire().orElseThrow().release();
+            server.kill();
+            List<Permit> permits = new ArrayList<>();
+            permits.add(acme.tryAcquire().orElseThrow());
+            permits.add(acme.tryAcquire().orElseThrow());
+            assertThat(acme.tryAcquire()).as("the key's share").isEmpty();
+            permits.add(globex.tryAcquire().orElseThrow());
+            assertThat(globex.tryAcquire()).as("the cap's share").isEmpty();
+            assertThat(permits).allSatisfy(p -> assertThat(p.isLocal()).isTrue());
+            permits.remove(0).release();
+            assertThat(globex.tryAcquire()).as("room under the cap again").isPresent();
+            server.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> acme.localState().degraded() == null
+                    && globex.localState().degraded() == null);
+            await().atMost(Duration.ofSeconds(5)).ignoreExceptions()
+                    .until(() -> registry.cap("exports").state().used() == 3);
         }
     }
 }

@@ -76,6 +76,25 @@ class ValidationTest extends SemaphoreTestBase {
     }
 
     @Test
+    void aDegradedModeOutOfRangeIsRefused() {
+        SemaphoreSettings three = SemaphoreSettings.DEFAULTS.withPermits(3);
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> three.withWhenUnavailable(WhenUnavailable.LOCAL, 4))
+                .withMessage("localPermits must be 0 (a share of the fleet) or between 1 and 3 (permits), but was 4");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> three.withWhenUnavailable(WhenUnavailable.LOCAL, -1))
+                .withMessage("localPermits must be 0 (a share of the fleet) or between 1 and 3 (permits), but was -1");
+        assertThatIllegalArgumentException().isThrownBy(() -> three.withWhenUnavailable(null))
+                .withMessage("whenUnavailable must be one of reject, local, allow, but was null");
+        // Fewer permits than the share: refused too, whichever comes first.
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> three.withWhenUnavailable(WhenUnavailable.LOCAL, 3).withPermits(2))
+                .withMessageStartingWith("localPermits must be 0");
+        assertThat(SemaphoreSettings.DEFAULTS.whenUnavailable()).as("the default").isEqualTo(WhenUnavailable.REJECT);
+        assertThat(three.withWhenUnavailable(WhenUnavailable.LOCAL, 3).localPermits()).isEqualTo(3);
+    }
+
+    @Test
     void replicationSettingsOutOfRangeAreRefused() {
         SemaphoreSettings settings = SemaphoreSettings.DEFAULTS;
         assertThat(settings.replicas()).isZero();
