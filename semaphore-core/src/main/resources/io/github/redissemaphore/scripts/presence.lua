@@ -20,9 +20,13 @@ if not seen or seen < 1 or seen > 86400000 or seen % 1 ~= 0 then
 end
 local clock = redis.call('TIME')
 local now = clock[1] * 1000 + math.floor(clock[2] / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
+-- (Only commands the least ACL of docs/operating.md allows: no ZREMRANGEBYSCORE, no PEXPIRE.)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
+if #gone > 0 then
+  redis.call('ZREM', KEYS[1], unpack(gone))
+end
 redis.call('ZADD', KEYS[1], string.format('%d', now + seen), id)
-redis.call('PEXPIRE', KEYS[1], seen)
+redis.call('PEXPIREAT', KEYS[1], string.format('%d', now + seen))
 local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
 table.insert(ids, 1, #ids)
 return ids
