@@ -245,6 +245,8 @@ class DegradedModeTest {
                     .containsExactlyInAnyOrder(2, 2, 1);
             // P2: once no instance records itself, the key of the instances goes by itself.
             server.start();
+            await().atMost(Duration.ofSeconds(15)).until(
+                    () -> server.adminCommand("ZCARD", "semaphore:{shared}:instances"), n -> Long.valueOf(3).equals(n));
             instances.forEach(SemaphoreRegistry::close);
             await().atMost(Duration.ofSeconds(15)).until(
                     () -> server.adminCommand("EXISTS", "semaphore:{shared}:instances"), n -> Long.valueOf(0).equals(n));
