@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntSupplier;
 
 import org.jspecify.annotations.Nullable;
@@ -84,7 +85,7 @@ final class DegradedMode implements LocalPermit.Share {
     /** The permits Redis granted this JVM that it still holds: they count against the share. */
     private final IntSupplier redisHeld;
     private final LocalCaps.@Nullable Family cap;
-    private final Object lock;
+    private final ReentrantLock lock;
     private @Nullable RedisPath redis;
 
     private volatile @Nullable Instant since;
@@ -106,7 +107,7 @@ final class DegradedMode implements LocalPermit.Share {
         this.redisHeld = redisHeld;
         this.cap = settings.capped() && settings.whenUnavailable() == WhenUnavailable.LOCAL
                 ? context.localCaps().family(identity.baseName(), this) : null;
-        this.lock = cap != null ? cap : this;
+        this.lock = cap != null ? cap.lock : new ReentrantLock();
         if (settings.whenUnavailable() == WhenUnavailable.LOCAL && settings.localPermits() == 0) {
             context.fleet().use(identity.baseName());
         }
@@ -137,8 +138,11 @@ final class DegradedMode implements LocalPermit.Share {
 
     /** @return whether it holds or waits for anything: a semaphore that does is not retired */
     boolean busy() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             return localHeld > 0 || !waits.isEmpty();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -148,9 +152,12 @@ final class DegradedMode implements LocalPermit.Share {
         if (degradedSince == null) {
             return null;
         }
-        synchronized (lock) {
+        lock.lock();
+        try {
             return new LocalState.Degraded(degradedSince, mode(), mode() == WhenUnavailable.LOCAL ? share() : 0,
                     localHeld);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -161,15 +168,19 @@ final class DegradedMode implements LocalPermit.Share {
     CompletableFuture<Permit> acquire(int count, Duration maxWait, Duration lease, long startNanos) {
         enter();
         if (mode() == WhenUnavailable.ALLOW) {
-            synchronized (lock) {
+            lock.lock();
+            try {
                 admitted++;
+            } finally {
+                lock.unlock();
             }
             admittedWithoutRedis(count, startNanos);
             return CompletableFuture.completedFuture(new LocalPermit(name(), count, lease, null));
         }
         Wait wait = new Wait(count, maxWait, lease, startNanos);
         List<Runnable> outcomes = new ArrayList<>(1);
-        synchronized (lock) {
+        lock.lock();
+        try {
             if ((waits.isEmpty() || !settings.fair()) && fits(count)) {
                 outcomes.add(grant(wait));
             } else if (wait.leftNanos() <= 0) {
@@ -185,6 +196,8 @@ final class DegradedMode implements LocalPermit.Share {
                 });
                 recheckLater();
             }
+        } finally {
+            lock.unlock();
         }
         outcomes.forEach(Runnable::run);
         return wait.future;
@@ -207,11 +220,14 @@ final class DegradedMode implements LocalPermit.Share {
 
     @Override
     public void givenBack(LocalPermit permit, int permits) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             localHeld -= permits;
             if (!permit.isHeld()) {
                 held.remove(permit);
             }
+        } finally {
+            lock.unlock();
         }
         serve();
     }
@@ -223,19 +239,25 @@ final class DegradedMode implements LocalPermit.Share {
      * write-back's reply.
      */
     void settle() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (since == null || mode() != WhenUnavailable.LOCAL) {
                 return;
             }
             settling = true;
             writeBackLocked();
+        } finally {
+            lock.unlock();
         }
     }
 
     /** Redis failed again while the semaphore settled: it grants out of its share again. */
     void unsettle() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             settling = false;
+        } finally {
+            lock.unlock();
         }
         serve();
     }
@@ -252,7 +274,8 @@ final class DegradedMode implements LocalPermit.Share {
         int refusedHere;
         int stillLocal;
         int written;
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (since == null) {
                 return;
             }
@@ -286,6 +309,8 @@ final class DegradedMode implements LocalPermit.Share {
             }
             cancelTimer(recheck);
             recheck = null;
+        } finally {
+            lock.unlock();
         }
         outcomes.forEach(Runnable::run);
         if (mode() == WhenUnavailable.LOCAL) {
@@ -323,10 +348,13 @@ final class DegradedMode implements LocalPermit.Share {
     /** Shutdown: the callers waiting here hear it. */
     void shutdown() {
         List<Wait> ended;
-        synchronized (lock) {
+        lock.lock();
+        try {
             ended = List.copyOf(waits);
             waits.clear();
             cancelTimer(recheck);
+        } finally {
+            lock.unlock();
         }
         SemaphoreUnavailableException closed = new SemaphoreUnavailableException(name(), Reason.SHUTTING_DOWN,
                 "The semaphore registry is shutting down", null);
@@ -345,16 +373,22 @@ final class DegradedMode implements LocalPermit.Share {
         if (since != null) {
             return;
         }
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (since != null) {
                 return;
             }
             since = Instant.now();
+        } finally {
+            lock.unlock();
         }
         if (mode() == WhenUnavailable.LOCAL) {
             int share;
-            synchronized (lock) {
+            lock.lock();
+            try {
                 share = share();
+            } finally {
+                lock.unlock();
             }
             log.warn("Semaphore '{}': Redis cannot be reached; until it answers again this instance decides its"
                     + " calls alone (when-unavailable: local), out of its share of {} of the {} permits ({})", name(),
@@ -428,7 +462,8 @@ final class DegradedMode implements LocalPermit.Share {
     /** Serves the waiters that fit now, in order (past the head too when not fair). */
     private void serve() {
         List<Runnable> outcomes = new ArrayList<>();
-        synchronized (lock) {
+        lock.lock();
+        try {
             for (Wait wait : List.copyOf(waits)) {
                 if (fits(wait.count)) {
                     waits.remove(wait);
@@ -441,6 +476,8 @@ final class DegradedMode implements LocalPermit.Share {
                 cancelTimer(recheck);
                 recheck = null;
             }
+        } finally {
+            lock.unlock();
         }
         outcomes.forEach(Runnable::run);
     }
@@ -454,10 +491,13 @@ final class DegradedMode implements LocalPermit.Share {
 
     private void deadlinePassed(Wait wait) {
         Runnable outcome = null;
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (waits.remove(wait)) {
                 outcome = refuse(wait);
             }
+        } finally {
+            lock.unlock();
         }
         if (outcome != null) {
             outcome.run();
@@ -466,8 +506,11 @@ final class DegradedMode implements LocalPermit.Share {
     }
 
     private void cancelled(Wait wait) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             waits.remove(wait);
+        } finally {
+            lock.unlock();
         }
         cancelTimer(wait.deadline);
         serve();
@@ -482,11 +525,14 @@ final class DegradedMode implements LocalPermit.Share {
                     : ", counted in this instance's share only", error);
         }
         int left = permit.written(error == null ? redisPermit : null);
-        synchronized (lock) {
+        lock.lock();
+        try {
             localHeld -= left;
             if (error == null || !permit.isHeld()) {
                 held.remove(permit);
             }
+        } finally {
+            lock.unlock();
         }
         if (outageAgain && permit.isHeld()) {
             // Degraded again, so that the next recovery writes it back.

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.BooleanSupplier;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.scheduling.TaskScheduler;
@@ -40,6 +41,8 @@ final class FleetShares {
     private final Map<String, SemaphoreKeys> used = new ConcurrentHashMap<>();
     /** The instances Redis last showed per base name, sorted: the ranks. */
     private final Map<String, List<String>> lastSeen = new ConcurrentHashMap<>();
+    /** Guards the start of {@code announcing}. */
+    private final ReentrantLock lock = new ReentrantLock();
     private volatile @Nullable ScheduledFuture<?> announcing;
 
     FleetShares(ScriptRunner runner, TaskScheduler scheduler, String keyPrefix, BooleanSupplier down) {
@@ -55,7 +58,8 @@ final class FleetShares {
             return;
         }
         announce(baseName, used.get(baseName));
-        synchronized (this) {
+        lock.lock();
+        try {
             if (announcing == null) {
                 try {
                     announcing = scheduler.scheduleAtFixedRate(this::announceAll, PERIOD);
@@ -63,6 +67,8 @@ final class FleetShares {
                     // the registry is closing
                 }
             }
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -3,6 +3,7 @@ package io.github.redissemaphore.core.internal;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The keys of each capped semaphore in degraded mode, as one family: its lock is the lock of
@@ -14,6 +15,8 @@ final class LocalCaps {
     /** The degraded modes of one capped semaphore's keys in this JVM. */
     static final class Family {
 
+        /** The lock of every key's degraded mode. */
+        final ReentrantLock lock = new ReentrantLock();
         private final Set<DegradedMode> keys = ConcurrentHashMap.newKeySet();
 
         /** Under this family's lock: the permits of all its keys this JVM holds, through Redis or not. */

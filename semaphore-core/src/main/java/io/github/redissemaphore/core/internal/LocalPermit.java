@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
 
@@ -35,6 +36,8 @@ final class LocalPermit implements Permit {
     }
 
     private final String id = Ids.permitId();
+    /** Guards the state below. */
+    private final ReentrantLock lock = new ReentrantLock();
     private final String semaphoreName;
     private final @Nullable Share share;
     private final List<Consumer<Permit>> lostListeners = new ArrayList<>();
@@ -58,17 +61,27 @@ final class LocalPermit implements Permit {
     }
 
     /** @return whether it is held and local: to be written back now (then it is WRITING_BACK) */
-    synchronized boolean writing() {
-        if (state != State.LOCAL || share == null) {
-            return false;
+    boolean writing() {
+        lock.lock();
+        try {
+            if (state != State.LOCAL || share == null) {
+                return false;
+            }
+            state = State.WRITING_BACK;
+            return true;
+        } finally {
+            lock.unlock();
         }
-        state = State.WRITING_BACK;
-        return true;
     }
 
     /** @return the lease it is written back with */
-    synchronized Duration lease() {
-        return lease;
+    Duration lease() {
+        lock.lock();
+        try {
+            return lease;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -82,7 +95,8 @@ final class LocalPermit implements Permit {
         int part;
         int writtenBack;
         List<Consumer<Permit>> listeners;
-        synchronized (this) {
+        lock.lock();
+        try {
             writtenBack = count;
             if (permit == null) {
                 part = givenBackMeanwhile;
@@ -97,11 +111,13 @@ final class LocalPermit implements Permit {
             givenBackMeanwhile = 0;
             listeners = List.copyOf(lostListeners);
             lostListeners.clear();
-            if (part < writtenBack) {
-                listeners.forEach(listener -> permit.onLost(lost -> listener.accept(this)));
-            }
-            // (The Redis permit's calls below take no lock of this permit's.)
             part = part >= writtenBack ? -writtenBack : part;
+        } finally {
+            lock.unlock();
+        }
+        // Off the lock: the Redis permit may call a listener at once.
+        if (part >= 0) {
+            listeners.forEach(listener -> permit.onLost(lost -> listener.accept(this)));
         }
         if (part < 0) {
             permit.release();
@@ -124,8 +140,13 @@ final class LocalPermit implements Permit {
     }
 
     @Override
-    public synchronized int count() {
-        return inRedis != null ? inRedis.count() : count;
+    public int count() {
+        lock.lock();
+        try {
+            return inRedis != null ? inRedis.count() : count;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** @return 0: granted without Redis, it has no fencing token (see {@link Permit#fencingToken()}) */
@@ -140,44 +161,60 @@ final class LocalPermit implements Permit {
     }
 
     @Override
-    public synchronized boolean isHeld() {
-        return inRedis != null ? inRedis.isHeld() : state != State.ENDED;
+    public boolean isHeld() {
+        lock.lock();
+        try {
+            return inRedis != null ? inRedis.isHeld() : state != State.ENDED;
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override
     public void onLost(Consumer<Permit> listener) {
         Permit redis;
-        synchronized (this) {
+        lock.lock();
+        try {
             redis = inRedis;
             if (redis == null) {
                 // Never lost while local: no lease runs out where nothing counts it.
                 lostListeners.add(listener);
                 return;
             }
+        } finally {
+            lock.unlock();
         }
         redis.onLost(lost -> listener.accept(this));
     }
 
     /** @return the lease of the Redis permit it was written back as; while local, its lease length (no lease runs) */
     @Override
-    public synchronized Duration leaseRemaining() {
-        if (inRedis != null) {
-            return inRedis.leaseRemaining();
+    public Duration leaseRemaining() {
+        lock.lock();
+        try {
+            if (inRedis != null) {
+                return inRedis.leaseRemaining();
+            }
+            return state == State.ENDED ? Duration.ZERO : lease;
+        } finally {
+            lock.unlock();
         }
-        return state == State.ENDED ? Duration.ZERO : lease;
     }
 
     @Override
     public void extend(Duration leaseTime) {
         SemaphoreSettings.checkLease("leaseTime", leaseTime);
         Permit redis;
-        synchronized (this) {
+        lock.lock();
+        try {
             if (state == State.ENDED) {
                 throw new IllegalStateException("permit " + Ids.shown(id) + " of semaphore '" + semaphoreName
                         + "' is no longer held");
             }
             lease = leaseTime;
             redis = inRedis;
+        } finally {
+            lock.unlock();
         }
         if (redis != null) {
             redis.extend(leaseTime);
@@ -188,7 +225,8 @@ final class LocalPermit implements Permit {
     public void release() {
         Permit redis;
         int local;
-        synchronized (this) {
+        lock.lock();
+        try {
             redis = inRedis;
             local = 0;
             if (redis == null) {
@@ -199,6 +237,8 @@ final class LocalPermit implements Permit {
                     givenBackMeanwhile = count;
                 }
             }
+        } finally {
+            lock.unlock();
         }
         if (redis != null) {
             redis.release();
@@ -211,7 +251,8 @@ final class LocalPermit implements Permit {
     public void release(int permits) {
         Permit redis;
         int givenBack = 0;
-        synchronized (this) {
+        lock.lock();
+        try {
             redis = inRedis;
             if (redis == null) {
                 if (state == State.ENDED) {
@@ -232,6 +273,8 @@ final class LocalPermit implements Permit {
                     givenBack = permits;
                 }
             }
+        } finally {
+            lock.unlock();
         }
         if (redis != null) {
             redis.release(permits);

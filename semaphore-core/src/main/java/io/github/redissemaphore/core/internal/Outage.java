@@ -10,6 +10,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.scheduling.TaskScheduler;
@@ -57,13 +58,15 @@ final class Outage {
     private final BooleanSupplier closed;
     /** What the probe's errors name. */
     private final SemaphoreKeys probeKeys;
+    /** Guards {@code settling}, and the end of an outage with it. */
+    private final ReentrantLock lock = new ReentrantLock();
     /** Run just before the semaphores reconcile: a seam for tests of what happens then (nothing otherwise). */
     private volatile Runnable beforeRecovery = () -> { };
     /** Since when Redis is down for the semaphores, null while it is not. */
     private final AtomicReference<@Nullable Instant> downSince = new AtomicReference<>();
     /** Counts the settle times begun: a confirmation belongs to the latest, or to none. */
     private final java.util.concurrent.atomic.AtomicLong settles = new java.util.concurrent.atomic.AtomicLong();
-    /** Whether a settle time runs (guarded by this). */
+    /** Whether a settle time runs (guarded by {@code lock}). */
     private boolean settling;
 
     Outage(ScriptRunner runner, TaskScheduler scheduler, Executor callbacks, String keyPrefix, BooleanSupplier closed,
@@ -107,18 +110,28 @@ final class Outage {
         return true;
     }
 
-    private synchronized boolean endSettling() {
-        boolean was = settling;
-        settling = false;
-        return was;
+    private boolean endSettling() {
+        lock.lock();
+        try {
+            boolean was = settling;
+            settling = false;
+            return was;
+        } finally {
+            lock.unlock();
+        }
     }
 
-    private synchronized boolean startSettling() {
-        if (settling || downSince.get() == null) {
-            return false;
+    private boolean startSettling() {
+        lock.lock();
+        try {
+            if (settling || downSince.get() == null) {
+                return false;
+            }
+            settling = true;
+            return true;
+        } finally {
+            lock.unlock();
         }
-        settling = true;
-        return true;
     }
 
     /**
@@ -174,9 +187,12 @@ final class Outage {
                 return;
             }
             Instant since;
-            synchronized (this) {
+            lock.lock();
+            try {
                 since = downSince.getAndSet(null);
                 settling = false;
+            } finally {
+                lock.unlock();
             }
             if (since != null) {
                 recovering.redisAnswersAgain(Duration.between(since, Instant.now()));
