@@ -5,7 +5,7 @@ import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties;
 import io.github.redissemaphore.autoconfigure.dropin.OptInCondition;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.resilience4j.BulkheadSemaphores;
-import io.github.redissemaphore.resilience4j.FleetBulkheadStore;
+import io.github.redissemaphore.resilience4j.FleetBulkheadRegistry;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.bulkhead.event.BulkheadEvent;
@@ -28,7 +28,7 @@ import org.springframework.context.annotation.Conditional;
  * {@link BulkheadRegistry}: Resilience4j's own registry, configured from its
  * {@code resilience4j.bulkhead.*} properties, customizers, tags, event consumers and meters exactly
  * as Resilience4j's auto-configuration configures it, but whose semaphore bulkheads are backed by
- * distributed semaphores ({@link FleetBulkheadStore}). It runs before Resilience4j's
+ * distributed semaphores ({@link FleetBulkheadRegistry}). It runs before Resilience4j's
  * {@code BulkheadAutoConfiguration} (Boot 3 and Boot 4 modules), whose registry is
  * {@code @ConditionalOnMissingBean} and so backs off, while its {@code BulkheadAspect}, endpoints and
  * meters use this registry. A registry of the application's own wins over both.
@@ -58,8 +58,7 @@ public final class DistributedBulkheadAutoConfiguration {
         Resilience4jBulkheadProperties bulkheads = new Resilience4jBulkheadProperties(properties, customizer);
         BulkheadSemaphores backing = new BulkheadSemaphores(semaphores, semaphoreProperties.semaphores(),
                 bulkheads::propertyOf);
-        BulkheadRegistry registry = bulkheads.newRegistry(new FleetBulkheadStore(backing),
-                bulkheadRegistryEventConsumer);
+        BulkheadRegistry registry = bulkheads.newRegistry(backing, bulkheadRegistryEventConsumer);
         bulkheads.feedEventsTo(registry, bulkheadEventConsumerRegistry);
         bulkheads.createInstances(registry);
         return registry;

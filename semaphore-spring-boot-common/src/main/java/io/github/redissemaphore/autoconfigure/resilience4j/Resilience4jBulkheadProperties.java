@@ -1,5 +1,7 @@
 package io.github.redissemaphore.autoconfigure.resilience4j;
 
+import io.github.redissemaphore.resilience4j.BulkheadSemaphores;
+import io.github.redissemaphore.resilience4j.FleetBulkheadRegistry;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
@@ -8,10 +10,11 @@ import io.github.resilience4j.common.CompositeCustomizer;
 import io.github.resilience4j.common.bulkhead.configuration.BulkheadConfigCustomizer;
 import io.github.resilience4j.common.bulkhead.configuration.CommonBulkheadConfigurationProperties.InstanceProperties;
 import io.github.resilience4j.consumer.EventConsumerRegistry;
-import io.github.resilience4j.core.RegistryStore;
 import io.github.resilience4j.core.registry.RegistryEventConsumer;
 import io.github.resilience4j.spring6.bulkhead.configure.BulkheadConfigurationProperties;
 
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
@@ -39,20 +42,16 @@ final class Resilience4jBulkheadProperties {
     }
 
     /** @return a registry with the configurations of {@code resilience4j.bulkhead.configs}, its tags and meters */
-    BulkheadRegistry newRegistry(RegistryStore<Bulkhead> store, RegistryEventConsumer<Bulkhead> eventConsumer) {
-        BulkheadRegistry.Builder builder = BulkheadRegistry.custom()
-                .withRegistryStore(store)
-                .withTags(Map.copyOf(properties.getTags()))
-                .addRegistryEventConsumer(eventConsumer);
-        properties.getConfigs().forEach((name, config) -> {
-            BulkheadConfig made = properties.createBulkheadConfig(config, customizer, name);
-            if (DEFAULT_CONFIG.equals(name)) {
-                builder.withBulkheadConfig(made);
-            } else {
-                builder.addBulkheadConfig(name, made);
-            }
-        });
-        return builder.build();
+    BulkheadRegistry newRegistry(BulkheadSemaphores semaphores, RegistryEventConsumer<Bulkhead> eventConsumer) {
+        Map<String, BulkheadConfig> configs = new LinkedHashMap<>();
+        properties.getConfigs().forEach((name, config) ->
+                configs.put(name, properties.createBulkheadConfig(config, customizer, name)));
+        BulkheadConfig defaultConfig = configs.containsKey(DEFAULT_CONFIG) ? configs.remove(DEFAULT_CONFIG)
+                : BulkheadConfig.ofDefaults();
+        BulkheadRegistry registry = new FleetBulkheadRegistry(defaultConfig, List.of(eventConsumer),
+                Map.copyOf(properties.getTags()), semaphores);
+        configs.forEach(registry::addConfiguration);
+        return registry;
     }
 
     /** Every bulkhead's events reach the {@code bulkheadevents} endpoint, as with Resilience4j's registry. */
