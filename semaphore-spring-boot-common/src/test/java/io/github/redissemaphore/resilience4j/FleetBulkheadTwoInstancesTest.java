@@ -1,6 +1,7 @@
 package io.github.redissemaphore.resilience4j;
 
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.starter.Witness;
 import io.github.redissemaphore.test.RedisServer;
 import io.github.redissemaphore.test.RedisTest;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;

@@ -1,4 +1,4 @@
-package io.github.redissemaphore.resilience4j;
+package io.github.redissemaphore.starter;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,7 +10,7 @@ import static org.awaitility.Awaitility.await;
  * Counts the calls inside a guarded method, independently of any limiter, across every application
  * context of the test (they share this JVM): the most inside at once is what the backend would see.
  */
-final class Witness {
+public final class Witness {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
@@ -24,32 +24,34 @@ final class Witness {
      *                most the limiters under test let in, so the maximum is sure to reach it, and one
      *                caller slipping in beyond it would push the maximum higher
      */
-    Witness(int overlap) {
+    public Witness(int overlap) {
         this.overlap = overlap;
     }
 
     /** Called first thing inside the method. */
-    void enter() {
+    public void enter() {
         calls.incrementAndGet();
         max.accumulateAndGet(inside.incrementAndGet(), Math::max);
     }
 
     /** Stays inside until {@code overlap} calls have been inside at once. */
-    void stay() {
+    public void stay() {
         await().atMost(PATIENCE).until(() -> max.get() >= overlap);
         LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
     }
 
     /** Called last thing inside the method (before an asynchronous result completes). */
-    void exit() {
+    public void exit() {
         inside.decrementAndGet();
     }
 
-    int max() {
+    /** @return the most calls inside at once so far */
+    public int max() {
         return max.get();
     }
 
-    int calls() {
+    /** @return how many calls came in */
+    public int calls() {
         return calls.get();
     }
 }
