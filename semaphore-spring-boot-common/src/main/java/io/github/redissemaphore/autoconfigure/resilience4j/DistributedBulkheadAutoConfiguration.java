@@ -2,8 +2,10 @@ package io.github.redissemaphore.autoconfigure.resilience4j;
 
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreWebAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.dropin.OptInCondition;
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.resilience4j.BulkheadFullExceptionHandler;
 import io.github.redissemaphore.resilience4j.BulkheadSemaphores;
 import io.github.redissemaphore.resilience4j.FleetBulkheadRegistry;
 import io.github.resilience4j.bulkhead.Bulkhead;
@@ -22,6 +24,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * With {@code distributed-semaphore.resilience4j.enabled: true}, the application's
@@ -33,7 +36,8 @@ import org.springframework.context.annotation.Conditional;
  * {@code @ConditionalOnMissingBean} and so backs off, while its {@code BulkheadAspect}, endpoints and
  * meters use this registry. A registry of the application's own wins over both.
  */
-@AutoConfiguration(after = DistributedSemaphoreAutoConfiguration.class, beforeName = {
+@AutoConfiguration(after = {DistributedSemaphoreAutoConfiguration.class, DistributedSemaphoreWebAutoConfiguration.class},
+        beforeName = {
         "io.github.resilience4j.springboot.bulkhead.autoconfigure.BulkheadAutoConfiguration",
         "io.github.resilience4j.springboot3.bulkhead.autoconfigure.BulkheadAutoConfiguration"})
 @ConditionalOnClass(name = "io.github.resilience4j.spring6.bulkhead.configure.BulkheadConfigurationProperties")
@@ -62,5 +66,21 @@ public final class DistributedBulkheadAutoConfiguration {
         bulkheads.feedEventsTo(registry, bulkheadEventConsumerRegistry);
         bulkheads.createInstances(registry);
         return registry;
+    }
+
+    /**
+     * Resilience4j's refusal answered with 429 problem details in a web application, where the
+     * starter answers its own refusals so (its {@code SemaphoreExceptionHandler} is there).
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.http.ProblemDetail")
+    @ConditionalOnBean(type = "io.github.redissemaphore.web.SemaphoreExceptionHandler")
+    static class ProblemDetails {
+
+        @Bean
+        @ConditionalOnMissingBean
+        BulkheadFullExceptionHandler bulkheadFullExceptionHandler(DistributedSemaphoreProperties properties) {
+            return new BulkheadFullExceptionHandler(properties.problemDetails().retryAfter());
+        }
     }
 }
