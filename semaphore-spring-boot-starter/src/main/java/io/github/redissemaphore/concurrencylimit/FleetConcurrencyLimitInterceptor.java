@@ -18,7 +18,7 @@ import org.springframework.util.ClassUtils;
 /**
  * Guards a {@code @ConcurrencyLimit} call with a permit of its distributed semaphore, held while the
  * method runs (as Spring's throttle is). REJECT: no permit free across the fleet, Spring's own
- * {@link InvocationRejectedException} at once. BLOCK: the call waits in arrival order across the
+ * {@link InvocationRejectedException} ({@link FleetLimitRejectedException}) at once. BLOCK: the call waits in arrival order across the
  * fleet, up to the wait of {@link LimitedMethods}, then the same exception. An interrupted wait is
  * refused too, with the thread's interrupt flag kept.
  */
@@ -56,15 +56,15 @@ final class FleetConcurrencyLimitInterceptor implements MethodInterceptor {
             permit = limited.semaphore(registry).tryAcquire(1, limited.maxWait());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new InvocationRejectedException("Interrupted while waiting for a permit of the fleet-wide limit "
-                    + limited.permits() + " of " + limited.semaphoreName(), target);
+            throw new FleetLimitRejectedException("Interrupted while waiting for a permit of the fleet-wide limit "
+                    + limited.permits() + " of " + limited.semaphoreName(), target, limited.semaphoreName());
         }
-        return permit.orElseThrow(() -> new InvocationRejectedException(
+        return permit.orElseThrow(() -> new FleetLimitRejectedException(
                 limited.policy() == ConcurrencyLimit.ThrottlePolicy.REJECT
                         ? "Concurrency limit reached: " + limited.permits() + " - not allowed to enter "
                                 + limited.semaphoreName() + " (fleet-wide)"
                         : "Concurrency limit reached: " + limited.permits() + " - no permit within " + limited.maxWait()
                                 + " for " + limited.semaphoreName() + " (fleet-wide)",
-                target));
+                target, limited.semaphoreName()));
     }
 }

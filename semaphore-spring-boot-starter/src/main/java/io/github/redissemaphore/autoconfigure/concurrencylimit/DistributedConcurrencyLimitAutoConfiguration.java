@@ -1,8 +1,11 @@
 package io.github.redissemaphore.autoconfigure.concurrencylimit;
 
 import io.github.redissemaphore.autoconfigure.DistributedSemaphoreAutoConfiguration;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreProperties;
+import io.github.redissemaphore.autoconfigure.DistributedSemaphoreWebAutoConfiguration;
 import io.github.redissemaphore.autoconfigure.dropin.OptInCondition;
 import io.github.redissemaphore.concurrencylimit.DistributedConcurrencyLimitBeanPostProcessor;
+import io.github.redissemaphore.concurrencylimit.FleetLimitRejectedExceptionHandler;
 
 import java.util.Map;
 
@@ -15,9 +18,12 @@ import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.resilience.annotation.ConcurrencyLimitBeanPostProcessor;
 import org.springframework.resilience.annotation.EnableResilientMethods;
 
@@ -29,7 +35,7 @@ import org.springframework.resilience.annotation.EnableResilientMethods;
  * or standing alone where the application has no such annotation. One post-processor, one advice
  * per method: never guarded twice. {@code @Retryable} stays Spring's.
  */
-@AutoConfiguration(after = DistributedSemaphoreAutoConfiguration.class)
+@AutoConfiguration(after = {DistributedSemaphoreAutoConfiguration.class, DistributedSemaphoreWebAutoConfiguration.class})
 @ConditionalOnClass(ConcurrencyLimitBeanPostProcessor.class)
 @Conditional(OptInCondition.OnConcurrencyLimit.class)
 public final class DistributedConcurrencyLimitAutoConfiguration {
@@ -79,6 +85,22 @@ public final class DistributedConcurrencyLimitAutoConfiguration {
                 }
             }
             return null;
+        }
+    }
+
+    /**
+     * The fleet-wide limit's refusal answered with 429 problem details in a web application, where
+     * the starter answers its own refusals so (its {@code SemaphoreExceptionHandler} is there).
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.http.ProblemDetail")
+    @ConditionalOnBean(type = "io.github.redissemaphore.web.SemaphoreExceptionHandler")
+    static class ProblemDetails {
+
+        @Bean
+        @ConditionalOnMissingBean
+        FleetLimitRejectedExceptionHandler fleetLimitRejectedExceptionHandler(DistributedSemaphoreProperties properties) {
+            return new FleetLimitRejectedExceptionHandler(properties.problemDetails().retryAfter());
         }
     }
 }
