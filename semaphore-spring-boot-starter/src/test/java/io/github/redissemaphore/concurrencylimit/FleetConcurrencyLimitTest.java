@@ -150,6 +150,24 @@ class FleetConcurrencyLimitTest {
     }
 
     @Test
+    void anAnnotatedClassHasOneSemaphoreForAllItsMethodsItsLimitFromAPlaceholder() {
+        ApplicationContextRunner instance = instance(new Witness(1), false)
+                .withPropertyValues(ON, "exports.limit=1").withBean(Exports.class);
+        instance.run(first -> instance.run(second -> {
+            Gate gate = new Gate();
+            Future<String> holder = callers.submit(() -> first.getBean(Exports.class).first(gate));
+            gate.awaitEntered(1);
+            assertThatThrownBy(() -> second.getBean(Exports.class).second())
+                    .isInstanceOf(InvocationRejectedException.class)
+                    .hasMessage("Concurrency limit reached: 1 - not allowed to enter " + Exports.class.getName()
+                            + " (fleet-wide)");
+            gate.open();
+            assertThat(holder.get(30, TimeUnit.SECONDS)).isEqualTo("first");
+            assertThat(second.getBean(Exports.class).second()).isEqualTo("second");
+        }));
+    }
+
+    @Test
     void aLimitThePropertiesContradictStopsTheStartUp() {
         instance(new Witness(1), true)
                 .withPropertyValues(ON, "distributed-semaphore.semaphores[" + GENERATE + "].permits=5")
@@ -183,6 +201,20 @@ class FleetConcurrencyLimitTest {
     @Configuration(proxyBeanMethods = false)
     @EnableResilientMethods
     static class ResilientMethods {
+    }
+
+    /** A class whose methods share one limit, written as a placeholder. */
+    @ConcurrencyLimit(limitString = "${exports.limit}", policy = ConcurrencyLimit.ThrottlePolicy.REJECT)
+    static class Exports {
+
+        public String first(Gate gate) {
+            gate.pass();
+            return "first";
+        }
+
+        public String second() {
+            return "second";
+        }
     }
 
     /** The users' service, annotated as Spring's documentation writes it. */
