@@ -14,6 +14,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.boot.Banner;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
@@ -28,7 +30,7 @@ import org.springframework.web.bind.annotation.RestController;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A Spring MVC application with Resilience4j and our starter, as a user writes it (Boot's
+ * A Spring MVC (and a WebFlux) application with Resilience4j and our starter, as a user writes it (Boot's
  * auto-configuration, Resilience4j's and ours): with the switch on, a bulkhead that refuses a call
  * answers 429 problem details naming the semaphore, as our own refusals do; without it,
  * Resilience4j's exception reaches Spring MVC as before (500).
@@ -44,14 +46,15 @@ class BulkheadFullOverHttpTest {
         this.server = server;
     }
 
-    @Test
-    void aRefusalIs429WithAProblemNamingTheSemaphore() throws Exception {
-        try (ConfigurableApplicationContext app = start("--distributed-semaphore.resilience4j.enabled=true",
+    @ParameterizedTest
+    @EnumSource(value = WebApplicationType.class, names = {"SERVLET", "REACTIVE"})
+    void aRefusalIs429WithAProblemNamingTheSemaphore(WebApplicationType type) throws Exception {
+        try (ConfigurableApplicationContext app = start(type, "--distributed-semaphore.resilience4j.enabled=true",
                 "--distributed-semaphore.problem-details.retry-after=1500ms")) {
             HttpResponse<String> answer = whileHeld(app);
             assertThat(answer.statusCode()).isEqualTo(429);
             assertThat(answer.headers().firstValue("Content-Type"))
-                    .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
+                    .hasValueSatisfying(content -> assertThat(content).startsWith("application/problem+json"));
             assertThat(answer.headers().firstValue("Retry-After")).hasValue("2");
             assertThat(JsonParserFactory.getJsonParser().parseMap(answer.body()))
                     .containsEntry("status", 429)
@@ -64,15 +67,15 @@ class BulkheadFullOverHttpTest {
 
     @Test
     void withoutTheSwitchTheApplicationAnswersAsBefore() throws Exception {
-        try (ConfigurableApplicationContext app = start()) {
+        try (ConfigurableApplicationContext app = start(WebApplicationType.SERVLET)) {
             assertThat(app.getBeansOfType(BulkheadFullExceptionHandler.class)).isEmpty();
             assertThat(whileHeld(app).statusCode()).isEqualTo(500);
         }
     }
 
-    private ConfigurableApplicationContext start(String... arguments) {
+    private ConfigurableApplicationContext start(WebApplicationType type, String... arguments) {
         SpringApplication application = new SpringApplication(WebApplication.class, Busy.class);
-        application.setWebApplicationType(WebApplicationType.SERVLET);
+        application.setWebApplicationType(type);
         application.setBannerMode(Banner.Mode.OFF);
         String[] common = {"--server.port=0", "--spring.data.redis.url=" + server.uri(),
                 "--distributed-semaphore.key-prefix=" + server.keyPrefix(),
