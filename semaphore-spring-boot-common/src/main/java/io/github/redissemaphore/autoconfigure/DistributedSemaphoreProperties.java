@@ -56,6 +56,8 @@ import org.springframework.validation.annotation.Validated;
  *                        interface-based proxy does not expose, or on a bean the aspect does not
  *                        advise. "fail" stops the start-up naming each such method and why; "warn"
  *                        logs the same as a WARN and lets those methods run unguarded.
+ * @param resilience4j    Resilience4j's semaphore bulkheads backed by the semaphores of the same name.
+ * @param concurrencyLimit Spring Framework 7's ConcurrencyLimit methods guarded fleet-wide.
  */
 // ignoreUnknownFields = false: a typo such as semaphores.pricing.permit stops the start-up instead
 // of leaving the setting at its default; Boot checks every property under the prefix against this type.
@@ -78,7 +80,9 @@ public record DistributedSemaphoreProperties(
         @DurationMax(hours = 1, message = BETWEEN_50MS_AND_1H) Duration waiterTick,
         @DefaultValue @Valid Metrics metrics,
         @DefaultValue @Valid ProblemDetails problemDetails,
-        @DefaultValue("fail") UnguardableMethodsMode unguardableMethods) {
+        @DefaultValue("fail") UnguardableMethodsMode unguardableMethods,
+        @DefaultValue @Valid Resilience4j resilience4j,
+        @DefaultValue @Valid ConcurrencyLimit concurrencyLimit) {
 
     /** Where the properties live. */
     static final String PREFIX = "distributed-semaphore";
@@ -121,6 +125,27 @@ public record DistributedSemaphoreProperties(
         Map<String, SemaphoreSettings> settings = new LinkedHashMap<>();
         semaphores.forEach((name, semaphore) -> settings.put(name, semaphore.toSettings(fallback)));
         return settings;
+    }
+
+    /**
+     * The Resilience4j drop-in (docs/coming-from-resilience4j.md). Read by the auto-configuration's
+     * condition too, the binder's way, so a value that is neither true nor false stops the start-up.
+     *
+     * @param enabled Whether every Resilience4j semaphore bulkhead (Bulkhead annotation, BulkheadRegistry)
+     *                is backed by the distributed semaphore of the same name, fleet-wide: maxConcurrentCalls
+     *                its permits, maxWaitDuration its wait-time. Needs resilience4j-spring-boot3 or -boot4.
+     */
+    public record Resilience4j(@DefaultValue("false") boolean enabled) {
+    }
+
+    /**
+     * The {@code @ConcurrencyLimit} drop-in (docs/coming-from-resilience4j.md), Spring Framework 7 only.
+     *
+     * @param enabled Whether every ConcurrencyLimit method or class of Spring Framework 7 is guarded by a
+     *                distributed semaphore, fleet-wide, with or without EnableResilientMethods. Boot 4
+     *                starter only: Spring Framework 6.2 has no ConcurrencyLimit.
+     */
+    public record ConcurrencyLimit(@DefaultValue("false") boolean enabled) {
     }
 
     /**

@@ -38,7 +38,8 @@ class RuntimeHintsTest {
     /** Bound by Spring Boot and checked by Bean Validation. */
     private static final List<Class<?>> PROPERTIES = List.of(DistributedSemaphoreProperties.class,
             DistributedSemaphoreProperties.Defaults.class, DistributedSemaphoreProperties.Semaphore.class,
-            DistributedSemaphoreProperties.Metrics.class, DistributedSemaphoreProperties.ProblemDetails.class);
+            DistributedSemaphoreProperties.Metrics.class, DistributedSemaphoreProperties.ProblemDetails.class,
+            DistributedSemaphoreProperties.Resilience4j.class, DistributedSemaphoreProperties.ConcurrencyLimit.class);
 
     /** Written by Jackson as the endpoint's responses. */
     private static final List<Class<?>> RESPONSES = List.of(SemaphoresEndpoint.SemaphoresDescriptor.class,
