@@ -24,7 +24,12 @@ public class SemaphoreRejectedException extends SemaphoreException {
          * refused at once: its predicted wait was longer than it allowed
          * ({@link SemaphoreSettings#rejectPredictedTimeouts()})
          */
-        PREDICTED_WAIT_TOO_LONG;
+        PREDICTED_WAIT_TOO_LONG,
+        /**
+         * refused at once: as many grants as {@link SemaphoreSettings#rateLimit()} were made in the
+         * last {@link SemaphoreSettings#ratePeriod()}; {@link #retryAfter()} is when the window frees a slot
+         */
+        RATE_LIMITED;
 
         /** @return the name in lower case with dashes, as metrics tags and problem details show it */
         public String tag() {

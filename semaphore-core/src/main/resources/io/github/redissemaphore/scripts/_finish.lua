@@ -115,6 +115,13 @@ do
     end
   end
 end
+-- The rate (R3, _rate.lua): while others wait and the window is full, the ms until it frees a slot
+-- folds into the earliest moment the reply names, so a JVM with waiters calls again then; the
+-- window's TTL covers its newest grant.
+local rateWaitMs = WAITERS > 0 and rateWait() or 0
+if RATE_TAKEN > 0 then
+  redis.call('PEXPIREAT', RATE, string.format('%d', NOW_MS + RATE_PERIOD))
+end
 -- The reply: {used, waiters, server time us, ms until the earliest deadline (-1: none), limits,
 -- the script's own entries}. Limits is 0 in the usual case (no override, and the previous call
 -- was configured as this one), else the text "<configured limit of the previous call> <override>"
@@ -124,6 +131,9 @@ local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS an
             (OVERRIDE or LAST_TOTAL ~= TOTAL_TEXT)
                 and (LAST_TOTAL or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0') or 0,
             OWN1, OWN2, OWN3, OWN4 }
+if rateWaitMs > 0 and (R[4] < 0 or rateWaitMs < R[4]) then
+  R[4] = rateWaitMs
+end
 -- A capped semaphore's call about one key answers that key's used and waiters, and always the
 -- limits as "<configured cap of the previous call> <cap override> <cap used> <cap waiters> <the
 -- key's runtime limit> <the cap of the call> <configured key limit of the previous call>" (each 0

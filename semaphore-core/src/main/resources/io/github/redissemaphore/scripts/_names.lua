@@ -79,6 +79,17 @@
 --   keyState, touch, refreshKey, serveKeys, joinedFirst, waiterLeft, splitMember   the two levels'
 --                      functions (_keys.lua)
 --
+-- 3c. The rate (_read.lua's rate lines, then _rate.lua). Without one, RATE is false, and the
+--    functions answer at once: rateWait() 0, rateTake() nothing.
+--   RATE, RATE_TEXT    KEYS[4] of a semaphore with a rate (four keys; false: none), and the last two
+--                      numbers of ARGV[1], "<rate-limit> <rate-period ms>" (_read.lua)
+--   RATE_LIMIT, RATE_PERIOD   RATE_TEXT as numbers, checked (_rate.lua)
+--   RATE_N             the length of the window list as this call knows it (nil: not read yet)
+--   RATE_WAIT          the ms until the window frees a slot, when a call found it full (nil: not)
+--   RATE_TAKEN         slots this call took (grants), so _finish.lua sets the window's TTL
+--   rateWait, rateTake, rateAt   the window's functions (_rate.lua)
+--   rateWaitMs         the slot wait _finish.lua folds into the reply's earliest
+--
 -- 4. The reply (_finish.lua)
 --   OWN1, OWN2, OWN3, OWN4   the script's own entries of the reply (declared by _load.lua, set by
 --                      the script)

@@ -1,6 +1,7 @@
 -- release: gives a lease's permits back, all of them or all but some, and hands them to the head
 -- of the queue.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 permits the lease keeps (optional; 0, the default: give all back),
@@ -64,6 +65,7 @@ end
 --@include _args.lua
 --@include _load.lua
 --@include _keys.lua
+--@include _rate.lua
 if not REC then
   argId(2)
 end

@@ -1,6 +1,7 @@
 -- state: the semaphore as Redis holds it, for introspection (after purging and granting, so it
 -- shows what is true now).
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 most entries listed per table
@@ -18,6 +19,7 @@ local ID = NO_ID
 --@include _read.lua
 --@include _load.lua
 --@include _keys.lua
+--@include _rate.lua
 --@include _purge.lua
 --@include _grant.lua
 
