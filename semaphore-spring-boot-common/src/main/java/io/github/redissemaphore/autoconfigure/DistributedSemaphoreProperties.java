@@ -62,6 +62,7 @@ import org.springframework.validation.annotation.Validated;
 @Validated
 @HeartbeatOutlastsTicks
 @TotalPermitsCoverPermits
+@RateComesWithPeriod
 public record DistributedSemaphoreProperties(
         @DefaultValue("true") boolean enabled,
         @DefaultValue("semaphore") @SemaphoreName String keyPrefix,
@@ -102,6 +103,11 @@ public record DistributedSemaphoreProperties(
     // the same as for total-permits: 0 means "no bound" in SemaphoreSettings, leaving the property out does here
     private static final String MAX_WAITERS_RANGE =
             "must be between 1 and " + SemaphoreSettings.MAX_PERMITS + "; leave it out for " + NO_QUEUE_BOUND;
+    /** What a semaphore without rate-limit has, in the words of the failure report. */
+    private static final String NO_RATE = "no rate limit";
+    private static final String RATE_LIMIT_RANGE =
+            "must be between 1 and " + SemaphoreSettings.MAX_RATE_LIMIT + "; leave it out for " + NO_RATE;
+    private static final String RATE_PERIOD_RANGE = "must be between 100ms and 24h";
 
     public DistributedSemaphoreProperties {
         semaphores = semaphores == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
@@ -180,6 +186,13 @@ public record DistributedSemaphoreProperties(
      *                  times the average hold, over the permits) is already longer than its wait-time
      *                  is refused at once instead of queueing until it times out. No prediction is
      *                  made before a hold that ended while others waited has been measured.
+     * @param rateLimit How many permits a semaphore grants in any window of rate-period, across the
+     *                  whole fleet (per key for a keyed semaphore), on the Redis server's clock; decided
+     *                  with the permits in one atomic step. A caller that does not wait is refused
+     *                  (a 429 with the moment the window frees a slot as Retry-After); one that waits is
+     *                  granted when the window allows it. Not set: no rate limit. 1 to 100000, with
+     *                  rate-period.
+     * @param ratePeriod The window of rate-limit, such as 1s or 1m. 100ms to 24h, with rate-limit.
      */
     public record Defaults(
             @DefaultValue("1") @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) int permits,
@@ -194,13 +207,19 @@ public record DistributedSemaphoreProperties(
             @DurationMax(minutes = 1, message = REPLICATION_RANGE) Duration replicationTimeout,
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS, message = MAX_WAITERS_RANGE)
             @WhenLeftOut(NO_QUEUE_BOUND) Integer maxWaiters,
-            @DefaultValue("false") boolean rejectPredictedTimeouts) {
+            @DefaultValue("false") boolean rejectPredictedTimeouts,
+            @Range(min = 1, max = SemaphoreSettings.MAX_RATE_LIMIT, message = RATE_LIMIT_RANGE)
+            @WhenLeftOut(NO_RATE) Integer rateLimit,
+            @DurationMin(millis = 100, message = RATE_PERIOD_RANGE) @DurationMax(hours = 24, message = RATE_PERIOD_RANGE)
+            Duration ratePeriod) {
 
         /** @return these values as core settings */
         public SemaphoreSettings toSettings() {
             return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout)
                     .withMaxWaiters(maxWaiters != null ? maxWaiters : 0)
-                    .withRejectPredictedTimeouts(rejectPredictedTimeouts);
+                    .withRejectPredictedTimeouts(rejectPredictedTimeouts)
+                    .withRateLimit(rateLimit != null && ratePeriod != null ? rateLimit : 0,
+                            rateLimit != null && ratePeriod != null ? ratePeriod : Duration.ZERO);
         }
     }
 
@@ -223,6 +242,10 @@ public record DistributedSemaphoreProperties(
      *                  1 to 1000000.
      * @param rejectPredictedTimeouts Whether a caller predicted to wait longer than its wait-time is
      *                  refused at once instead of queueing until it times out.
+     * @param rateLimit How many permits the semaphore grants in any window of rate-period, across the
+     *                  whole fleet; for a keyed semaphore, per key. 1 to 100000, with rate-period (either
+     *                  may come from the defaults). Not with total-permits.
+     * @param ratePeriod The window of rate-limit, such as 1s or 1m. 100ms to 24h.
      */
     public record Semaphore(
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer permits,
@@ -240,7 +263,10 @@ public record DistributedSemaphoreProperties(
             @WhenLeftOut(NO_SHARED_CAP) Integer totalPermits,
             // left out: the defaults' bound, so no "leave it out" in the message; 1000000 lifts it for one semaphore
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer maxWaiters,
-            Boolean rejectPredictedTimeouts) {
+            Boolean rejectPredictedTimeouts,
+            @Range(min = 1, max = SemaphoreSettings.MAX_RATE_LIMIT) Integer rateLimit,
+            @DurationMin(millis = 100, message = RATE_PERIOD_RANGE) @DurationMax(hours = 24, message = RATE_PERIOD_RANGE)
+            Duration ratePeriod) {
 
         /** @return the settings of this semaphore, values left out taken from {@code defaults} */
         public SemaphoreSettings toSettings(SemaphoreSettings defaults) {
@@ -254,7 +280,9 @@ public record DistributedSemaphoreProperties(
                     replicationTimeout != null ? replicationTimeout : defaults.replicationTimeout(),
                     totalPermits != null ? totalPermits : 0,
                     maxWaiters != null ? maxWaiters : defaults.maxWaiters(),
-                    rejectPredictedTimeouts != null ? rejectPredictedTimeouts : defaults.rejectPredictedTimeouts());
+                    rejectPredictedTimeouts != null ? rejectPredictedTimeouts : defaults.rejectPredictedTimeouts(),
+                    rateLimit != null ? rateLimit : defaults.rateLimit(),
+                    ratePeriod != null ? ratePeriod : defaults.ratePeriod());
         }
     }
 }

@@ -20,7 +20,7 @@ class UnknownPropertiesFailureReportTest {
 
     private static final String PREFIX = "distributed-semaphore.";
     private static final String SEMAPHORE_SETTINGS = "permits, lease-time, wait-time, fair, auto-renew, replicas, "
-            + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts";
+            + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts, rate-limit, rate-period";
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
