@@ -101,8 +101,7 @@ public class SemaphoreExceptionHandler {
             case QUEUE_FULL -> semaphore + ": refused at once, its queue is full";
             case PREDICTED_WAIT_TOO_LONG -> semaphore + ": refused at once, its predicted wait is longer than the "
                     + e.getWaited().toMillis() + " ms it allows";
-            case RATE_LIMITED -> semaphore + ": refused at once, its rate limit is reached; a slot frees after the"
-                    + " predicted wait";
+            case RATE_LIMITED -> semaphore + ": refused at once, its rate limit is reached";
         };
         return why + e.retryAfter().map(predicted -> " (predicted wait " + predicted.toMillis() + " ms)").orElse("");
     }
