@@ -38,7 +38,8 @@
 -- record) was checked when it was written, and is not checked again.
 -- Every script returns a table that starts with used, waiters, the server time in microseconds
 -- (so a client can tell the newest figures), the ms until the earliest deadline (-1: none; a
--- lower bound, so a client that waits can call again then) and the limits: 0 in the usual case,
+-- lower bound, so a client that waits can call again then; with a rate whose window is full while
+-- others wait, at most the ms until it frees a slot, R3) and the limits: 0 in the usual case,
 -- else the text "<configured limit of the previous call> <override>" (each 0 when none; a JVM
 -- configured otherwise learns of the mismatch from it); then its own entries (see _finish.lua).
 --

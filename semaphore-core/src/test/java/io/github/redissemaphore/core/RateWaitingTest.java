@@ -207,6 +207,27 @@ class RateWaitingTest {
         await().atMost(Duration.ofSeconds(5)).until(() -> !Boolean.TRUE.equals(redis.hasKey(window)));
     }
 
+    /**
+     * A keyed semaphore's rate is per key, as its permits are: one tenant's full window refuses that
+     * tenant only, and each key's window is a key of its own slot that leaves nothing when idle.
+     */
+    @Test
+    void aKeyedSemaphoresRateIsPerKey() {
+        SemaphoreRegistry registry = fixture.registry(server.connectionFactory());
+        SemaphoreSettings settings = rated(3, 2).withWaitTime(Duration.ZERO);
+        RedisSemaphore acme = registry.semaphore(name, "acme", settings);
+        RedisSemaphore globex = registry.semaphore(name, "globex", settings);
+        acme.tryAcquire().orElseThrow().release();
+        acme.tryAcquire().orElseThrow().release();
+        assertThat(acme.tryAcquire()).as("acme's window is full").isEmpty();
+        assertThat(globex.tryAcquire()).as("globex's is not").hasValueSatisfying(Permit::release);
+        for (String key : List.of("acme", "globex")) {
+            String window = SemaphoreKeys.of(fixture.prefix(), name + ":" + key).withRate(2, PERIOD).all().get(3);
+            await().atMost(Duration.ofSeconds(5)).until(() -> !Boolean.TRUE.equals(redis.hasKey(window)));
+        }
+        assertThat(acme.tryAcquire()).as("acme's window aged out").hasValueSatisfying(Permit::release);
+    }
+
     private static int countDone(List<CompletableFuture<Permit>> callers) {
         return (int) callers.stream().filter(CompletableFuture::isDone).count();
     }

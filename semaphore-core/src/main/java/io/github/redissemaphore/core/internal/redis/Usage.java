@@ -11,7 +11,9 @@ import org.jspecify.annotations.Nullable;
  * @param serverMicros            Redis server time of the reply: tells which of two figures is newer
  * @param earliestLeaseEndMillis  how long until the earliest lease ends, at most (-1: no lease), so
  *                                a JVM with waiters can call again the moment an expired lease
- *                                frees a permit
+ *                                frees a permit; with a rate whose window is full while others
+ *                                wait, at most the ms until the window frees a slot, so the
+ *                                waiting JVMs call again then (_rate.lua, R3)
  * @param previousConfiguredLimit the configured limit the previous call carried (0: none known),
  *                                from which a JVM configured otherwise learns of the mismatch
  * @param override                the runtime limit set in Redis (0: none)
