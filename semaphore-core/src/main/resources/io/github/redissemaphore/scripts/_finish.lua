@@ -74,6 +74,12 @@ do
     SETS[n + 1], SETS[n + 2] = ' limits', limits
     n = n + 2
   end
+  -- The rate of this call, when it differs from the one the last call left (_rate.lua's RATE_SEEN);
+  -- a call without a rate writes '-' only over a rate, so semaphores that never had one write nothing.
+  if RATE_SEEN or (RATE and not S[8]) then
+    SETS[n + 1], SETS[n + 2] = ' rate', RATE_TEXT or '-'
+    n = n + 2
+  end
   -- (Runtime limits of keys keep the state key as the cap's does.)
   local kept = OVERRIDE or KEY_OVERRIDES > 0
   local stateTtl = (SAVED_OVERRIDE or SAVED_KEY_OVERRIDES > 0) and not kept
@@ -133,6 +139,10 @@ local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS an
             OWN1, OWN2, OWN3, OWN4 }
 if rateWaitMs > 0 and (R[4] < 0 or rateWaitMs < R[4]) then
   R[4] = rateWaitMs
+end
+-- A rate mismatch: the limits text carries the rate the last call had, "<limit>/<period ms>" or '-'.
+if RATE_SEEN then
+  R[5] = (R[5] == 0 and (LAST_TOTAL or '0') .. ' 0' or R[5]) .. ' ' .. string.gsub(RATE_SEEN, ' ', '/')
 end
 -- A capped semaphore's call about one key answers that key's used and waiters, and always the
 -- limits as "<configured cap of the previous call> <cap override> <cap used> <cap waiters> <the

@@ -21,7 +21,8 @@
 --   KEY_MIN_MARGIN_MS, KEY_MARGIN_MS   how far the keys' TTL reaches past the latest deadline
 --   clock, NOW_US, NOW_MS     the server time (TIME), in µs and in ms
 --   S                  the state's HMGET: ' used', ' seq', ' expires', ' waiters', ' next',
---                      ' limits', ID's record; capped also [8] the key's ' k:<key>', [9] ' each'
+--                      ' limits', ID's record; capped also [8] the key's ' k:<key>', [9] ' each';
+--                      uncapped also [8] ' rate' (_rate.lua)
 --                      (_purge.lua clears [8], [9] when it starts the state anew)
 --   TOTAL_TEXT         the configured limit of the total as ARGV[1] has it: all of ARGV[1]
 --                      without a cap (permits), its first number with one (total-permits); what
@@ -87,6 +88,7 @@
 --   RATE_N             the length of the window list as this call knows it (nil: not read yet)
 --   RATE_WAIT          the ms until the window frees a slot, when a call found it full (nil: not)
 --   RATE_TAKEN         slots this call took (grants), so _finish.lua sets the window's TTL
+--   RATE_SEEN          the other rate ' rate' held (S[8]), when it differs from this call's: a mismatch
 --   rateWait, rateTake, rateAt   the window's functions (_rate.lua)
 --   rateWaitMs         the slot wait _finish.lua folds into the reply's earliest
 --

@@ -21,6 +21,12 @@
 --   R3 the head of the queue waits for a slot only while none is free (then RATE_WAIT, the ms until
 --      one frees, folds into the reply's earliest, so a JVM with waiters calls again at that moment;
 --      a timer that fires twice for one slot grants once, as every grant is decided here).
+-- Mismatch: STATE field ' rate' holds the rate of the last call whose rate differed from what it
+-- found ("<limit> <period ms>", '-' for a call without one; absent: none known). A call that finds
+-- another rate there writes its own (_finish.lua) and tells its caller the one it found (RATE_SEEN),
+-- so each JVM configured otherwise hears of the other; while they agree nothing is written.
+-- (Uncapped only: a capped semaphore takes no rate.)
+local RATE_SEEN = not HEADS and S[8] and S[8] ~= (RATE_TEXT or '-') and S[8] or nil
 local RATE_LIMIT, RATE_PERIOD, RATE_N, RATE_WAIT, RATE_TAKEN = 0, 0, nil, nil, 0
 if RATE then
   local limit, period = string.match(RATE_TEXT, '^(%d+) (%d+)$')

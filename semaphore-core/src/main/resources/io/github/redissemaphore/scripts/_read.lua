@@ -58,5 +58,7 @@ else
           .. tostring(ARGV[1]), 0)
     end
   end
-  S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
+  -- S[8]: ' rate', the rate of the last call that differed from the one before ('-': none; absent:
+  -- none known), so a JVM configured with another rate learns of the mismatch (_rate.lua).
+  S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID, ' rate')
 end

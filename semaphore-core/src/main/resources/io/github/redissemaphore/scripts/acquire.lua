@@ -55,7 +55,8 @@ local boundsOk = not ARGV[6] or string.find(ARGV[6], '^%d+ %d+$')
 -- The usual case, taken here with none of the general machinery: good arguments, a new id,
 -- nobody waiting, no override nor a limit another caller configured otherwise, room under the
 -- limit, nothing to purge, and a deadline that neither ' next' nor the keys' expiry must move for;
--- no rate (its window is read and written on the general path only).
+-- no rate (its window is read and written on the general path only), nor one another JVM left
+-- (' rate', a mismatch the general path reports).
 -- It writes what the general path would write in this case, and its reply says the same in a
 -- text that costs Redis no number printed and no table (see Reply.java): "<used before> <count>
 -- <' next'> <server time s> <its µs> 1 <token>". Anything else goes on to the general path. A
@@ -63,7 +64,7 @@ local boundsOk = not ARGV[6] or string.find(ARGV[6], '^%d+ %d+$')
 -- limit as well, and its reply starts with "c <cap's used before> <cap> <key limit>", the used
 -- before being the key's.
 if idOk and numbersOk and inboxOk and modeOk and boundsOk and S[2] and S[4] == '0' and S[6] == TOTAL_TEXT and KEY_USED
-    and not S[7] and S[1] and S[3] and S[5] and not RATE then
+    and not S[7] and S[1] and S[3] and S[5] and not RATE and (HEADS or not S[8] or S[8] == '-') then
   local deadline = NOW_MS + lease
   local next = S[5] + 0
   if S[1] + count <= TOTAL_TEXT + 0 and next > NOW_MS and next <= deadline

@@ -18,9 +18,19 @@ import org.jspecify.annotations.Nullable;
  *                                from which a JVM configured otherwise learns of the mismatch
  * @param override                the runtime limit set in Redis (0: none)
  * @param total                   of a capped semaphore's key, the figures of its cap; else null
+ * @param otherRate               the rate another JVM's call left in Redis when it differs from this
+ *                                call's ({@code "<rate-limit>/<rate-period ms>"}, {@code "-"}: that call
+ *                                had none); null when they agree or none is known
  */
 public record Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis,
-                    int previousConfiguredLimit, int override, @Nullable Total total) {
+                    int previousConfiguredLimit, int override, @Nullable Total total, @Nullable String otherRate) {
+
+    /** Figures of a semaphore without a rate mismatch. */
+    public Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis,
+                 int previousConfiguredLimit, int override, @Nullable Total total) {
+        this(used, limit, waiters, serverMicros, earliestLeaseEndMillis, previousConfiguredLimit, override, total,
+                null);
+    }
 
     /** Figures of a semaphore without a cap. */
     public Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis,
