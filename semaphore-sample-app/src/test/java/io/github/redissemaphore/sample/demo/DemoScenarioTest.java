@@ -59,6 +59,9 @@ class DemoScenarioTest {
         assertThat(result.exitCode()).isEqualTo(DemoResult.PASSED);
         assertThat(printed.toString(StandardCharsets.UTF_8)).contains("PASS", "wait p99", "acme queues ",
                 "(flooding)", "acme queued behind its own 2 permits; the other tenants waited at most ");
+        // The payments' two clauses, checked from what each charge reported (its start and end).
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("payments: 40 of 40 served; at most 5 inside at"
+                + " once (permits 5)", "(rate-limit 10 per 1000 ms)", "both clauses held");
         // Never silent for long, however slow the machine: a person watching knows it is alive.
         assertThat(printed.longestGapMillis(startNanos)).as("longest silence of the demo, ms, in:%n%s", printed)
                 .isLessThanOrEqualTo(5_000);
