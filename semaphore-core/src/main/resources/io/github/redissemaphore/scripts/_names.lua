@@ -89,7 +89,7 @@
 --   RATE_WAIT          the ms until the window frees a slot, when a call found it full (nil: not)
 --   RATE_TAKEN         slots this call took (grants), so _finish.lua sets the window's TTL
 --   RATE_SEEN          the other rate ' rate' held (S[8]), when it differs from this call's: a mismatch
---   rateWait, rateTake, rateAt   the window's functions (_rate.lua)
+--   rateWait, rateTake, rateAt, rateUse   the window's functions (_rate.lua)
 --   rateWaitMs         the slot wait _finish.lua folds into the reply's earliest
 --
 -- 4. The reply (_finish.lua)

@@ -89,3 +89,20 @@ local function rateAt(position)
   end
   return wait + laps * RATE_PERIOD
 end
+
+-- The window's use now, for state.lua: {grants in the last rate-period, ms until a slot frees (0:
+-- one is free)}. The list is oldest first, so the first entry still in the window is found by
+-- halving (LINDEX), never by reading the whole list.
+local function rateUse()
+  local wait = rateWait()
+  local low, high = 0, RATE_N
+  while low < high do
+    local mid = math.floor((low + high) / 2)
+    if redis.call('LINDEX', RATE, mid) + RATE_PERIOD <= NOW_MS then
+      low = mid + 1
+    else
+      high = mid
+    end
+  end
+  return { RATE_N - low, wait }
+end

@@ -5,10 +5,12 @@
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 most entries listed per table
--- Returns: {used, waiters, time, earliest, limits, holders, queued, hold}
+-- Returns: {used, waiters, time, earliest, limits, holders, queued, hold, window}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
 --   queued:  {{id, count, owner}, ...} in the order they will be served
 --   hold:    the average hold that predicts waits (' hold', acquire.lua's Q2), ms; -1: none yet
+--   window:  with a rate only, {grants in the last rate-period, ms until the window frees a slot
+--            (0: one is free)} (_rate.lua)
 --   A capped semaphore's entries end with their key: about one key, its own holders and waiters
 --   (in the order they will be served); about the cap, every key's, the waiters in arrival order.
 -- Keeps I1..I6; when it lists every holder it also recounts used (I1 self-check).
@@ -94,5 +96,9 @@ if #waiting > 0 then
   end
 end
 OWN1, OWN2, OWN3 = holders, queued, tonumber(redis.call('HGET', STATE, ' hold')) or -1
+-- (R1: the window's use, of a semaphore with a rate.)
+if RATE then
+  OWN4 = rateUse()
+end
 --@include _finish.lua
 return R

@@ -228,6 +228,26 @@ class RateWaitingTest {
         assertThat(acme.tryAcquire()).as("acme's window aged out").hasValueSatisfying(Permit::release);
     }
 
+    /** {@code state()} shows the window's use: the grants of the last period, and when a slot frees once it is full. */
+    @Test
+    void theStateShowsTheWindowsUse() {
+        SemaphoreRegistry registry = fixture.registry(server.connectionFactory());
+        RedisSemaphore payments = registry.semaphore(name, new SemaphoreSettings(5, Duration.ofSeconds(30),
+                Duration.ZERO, true, true).withRateLimit(3, Duration.ofMinutes(1)));
+        assertThat(registry.semaphore(name + "-plain", SemaphoreSettings.DEFAULTS).state().rateWindow())
+                .as("no rate, no window").isNull();
+        assertThat(payments.state().rateWindow()).isEqualTo(new SemaphoreState.RateWindow(0, Duration.ZERO));
+        payments.tryAcquire().orElseThrow().release();
+        Permit held = payments.tryAcquire().orElseThrow();
+        assertThat(payments.state().rateWindow()).as("released or held, each grant counts")
+                .isEqualTo(new SemaphoreState.RateWindow(2, Duration.ZERO));
+        payments.tryAcquire().orElseThrow().release();
+        SemaphoreState.RateWindow full = payments.state().rateWindow();
+        assertThat(full.grants()).isEqualTo(3);
+        assertThat(full.untilSlotFrees()).isGreaterThan(Duration.ofSeconds(50)).isLessThanOrEqualTo(Duration.ofMinutes(1));
+        held.release();
+    }
+
     private static int countDone(List<CompletableFuture<Permit>> callers) {
         return (int) callers.stream().filter(CompletableFuture::isDone).count();
     }
