@@ -77,6 +77,41 @@ class RateScriptModelTest {
         }
     }
 
+    /**
+     * The queue's bound and prediction count the rate: with the window full for a minute, a waiter
+     * queues with its slot's moment as its predicted wait, and the caller refused for the full
+     * queue is told when the slot after it frees (the later of the queue's and the window's).
+     */
+    @Test
+    void aCallerRefusedForAFullQueueIsToldWhenTheWindowWouldServeIt() {
+        SemaphoreKeys keys = SemaphoreKeys.of(prefix, "rate-bound-" + names.incrementAndGet())
+                .withRate(2, Duration.ofMinutes(1));
+        String inbox = prefix + ":inbox:j1";
+        for (String id : List.of("g1", "g2")) {
+            assertThat(commands.acquire(keys, 5, id, 1, LEASE, true, HEARTBEAT, inbox, "test", 1, Duration.ZERO)
+                    .status()).isEqualTo(Acquired.Status.GRANTED);
+        }
+        Acquired queued = commands.acquire(keys, 5, "w1", 1, LEASE, true, HEARTBEAT, inbox, "test", 1, Duration.ZERO);
+        assertThat(queued.status()).as("permits free, the window full: it waits").isEqualTo(Acquired.Status.QUEUED);
+        assertThat(queued.predictedWaitMillis()).as("its slot, g1's, frees a minute after g1")
+                .isBetween(55_000L, 60_000L);
+        assertThat(queued.usage().earliestLeaseEndMillis())
+                .as("the moment the waiting JVM calls again: at the latest when the slot frees (its heartbeat's "
+                        + "deadline, 30 s, comes first)")
+                .isPositive().isLessThanOrEqualTo(queued.predictedWaitMillis());
+        Acquired full = commands.acquire(keys, 5, "w2", 1, LEASE, true, HEARTBEAT, inbox, "test", 1, Duration.ZERO);
+        assertThat(full.status()).isEqualTo(Acquired.Status.FULL);
+        assertThat(full.predictedWaitMillis()).as("the slot after w1's: g2's").isBetween(55_000L, 60_000L);
+        Acquired later = commands.acquire(keys, 5, "w3", 1, LEASE, true, HEARTBEAT, inbox, "test", 0,
+                Duration.ofSeconds(30));
+        assertThat(later.status()).as("predicted to wait longer than the 30 s it allows")
+                .isEqualTo(Acquired.Status.TOO_LONG);
+        for (String id : List.of("g1", "g2")) {
+            commands.release(keys, 5, id);
+        }
+        commands.cancel(keys, 5, "w1", true);
+    }
+
     private static List<Long> seeds() {
         String replay = System.getProperty("rate.seed");
         if (replay != null) {
