@@ -17,7 +17,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  *
  * <p>Arguments: host, port, key prefix, semaphore name, permits, rate-limit, rate-period ms,
  * threads, calls per thread, hold ms, wait ms, the epoch ms to start at. Prints one line per call,
- * {@code <start µs> <end µs>} or {@code refused <reason>} or {@code error <what>}, then
+ * {@code <start µs> <end µs> <fencing token>} or {@code refused <reason>} or {@code error <what>}, then
  * {@code done}, and exits.
  */
 public final class RateCrowdProcess {
@@ -38,6 +38,13 @@ public final class RateCrowdProcess {
         long holdMs = Long.parseLong(args[9]);
         Duration wait = Duration.ofMillis(Long.parseLong(args[10]));
         long startAt = Long.parseLong(args[11]);
+        // Warm: connections made, classes loaded, the inbox subscribed, on a semaphore of its own, so the
+        // first measured call is not seen late by a cold JVM.
+        RedisSemaphore warm = registry.semaphore(args[3] + "-warm", SemaphoreSettings.DEFAULTS.withPermits(100));
+        for (int i = 0; i < 20; i++) {
+            warm.acquire(1, Duration.ofSeconds(5)).release();
+            semaphore.state();
+        }
         List<String> lines = Collections.synchronizedList(new ArrayList<>());
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < Integer.parseInt(args[7]); i++) {
@@ -68,7 +75,8 @@ public final class RateCrowdProcess {
             Thread.sleep(holdMs);
             long end = micros();
             permit.release();
-            return start + " " + end;
+            // (the fencing token: the server time of the grant in µs, to tell how late the start was seen)
+            return start + " " + end + " " + permit.fencingToken();
         } catch (SemaphoreRejectedException e) {
             return "refused " + e.reason().tag();
         } catch (Exception e) {
