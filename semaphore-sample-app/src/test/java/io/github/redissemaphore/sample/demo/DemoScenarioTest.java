@@ -33,6 +33,8 @@ class DemoScenarioTest {
                 // above the demo's own prefix for a run: only keys of the test's prefix on the test's Redis
                 "--distributed-semaphore.key-prefix=" + redis.keyPrefix());
 
+        // (the demo's output in the test's log, as a person running it saw it)
+        System.out.print(printed.toString(StandardCharsets.UTF_8));
         LimitCheck reports = result.reports();
         assertThat(reports.permits()).isEqualTo(3);
         assertThat(reports.maxInside()).as("never more reports inside than permits, and the limit was used")
