@@ -153,6 +153,10 @@ function renderSemaphore(semaphore, wide, forceReleasePath, now) {
   $('.limit', element).textContent = semaphore.limit;
   $('.waiting', element).textContent = semaphore.maxWaiters > 0
     ? `${waiters.length} of ${semaphore.maxWaiters}${full ? ' (queue full)' : ''}` : waiters.length;
+  // A rate: the grants of the last window against its limit ("7 of 10 per 1 s").
+  element.dataset.rateGrants = semaphore.rateGrants;
+  $('.rate', element).textContent = semaphore.rateLimit > 0
+    ? ` · ${semaphore.rateGrants} of ${semaphore.rateLimit} per ${semaphore.ratePeriodMillis / 1000} s` : '';
 
   renderBar($('.bar', element), semaphore);
   renderHolders(element, holders, semaphore.name, forceReleasePath, now);

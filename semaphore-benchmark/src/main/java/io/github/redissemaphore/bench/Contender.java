@@ -77,6 +77,15 @@ interface Contender {
         return new Bounded(registry, settings);
     }
 
+    /**
+     * @return ours with a rate ({@code rate-limit} {@value Rated#RATE_LIMIT} per minute, above what a
+     *         measure grants in a minute, so nobody waits for a slot): the cost of the window (issue 32)
+     *         next to {@link #ours}
+     */
+    static Contender rated(SemaphoreRegistry registry, SemaphoreSettings settings) {
+        return new Rated(registry, settings);
+    }
+
     /** @return Redisson's {@link RPermitExpirableSemaphore}, leases of {@code leaseTime} (it has no renewal) */
     static Contender permitExpirable(RedissonClient client, Duration leaseTime) {
         return new PermitExpirable(client, leaseTime);
@@ -192,6 +201,28 @@ interface Contender {
         @Override
         public Handle semaphore(String name, int permits) {
             return new Ours(registry, settings.withMaxWaiters(MAX_WAITERS)).semaphore(name, permits);
+        }
+    }
+
+    /** Ours with a {@code rate-limit}: the same calls, each grant taking a slot of the window too. */
+    record Rated(SemaphoreRegistry registry, SemaphoreSettings settings) implements Contender {
+
+        static final int RATE_LIMIT = 100_000;
+
+        @Override
+        public String label() {
+            return "ours, rate-limit " + RATE_LIMIT + "/min";
+        }
+
+        @Override
+        public String key() {
+            return "oursRated";
+        }
+
+        @Override
+        public Handle semaphore(String name, int permits) {
+            return new Ours(registry, settings.withRateLimit(RATE_LIMIT, Duration.ofMinutes(1))).semaphore(name,
+                    permits);
         }
     }
 

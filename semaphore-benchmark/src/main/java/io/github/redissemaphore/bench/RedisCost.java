@@ -118,6 +118,7 @@ final class RedisCost {
         List<Contender> contenders = List.of(Contender.ours(registry, SemaphoreSettings.DEFAULTS.withLeaseTime(LEASE)),
                 Contender.capped(registry, SemaphoreSettings.DEFAULTS.withLeaseTime(LEASE)),
                 Contender.bounded(registry, SemaphoreSettings.DEFAULTS.withLeaseTime(LEASE)),
+                Contender.rated(registry, SemaphoreSettings.DEFAULTS.withLeaseTime(LEASE)),
                 expirable, Contender.rSemaphore(redisson), Contender.floor(floorConnection));
         double idleRate = callgrind.idleRate(IDLE_WINDOW);
         List<Result> results = new ArrayList<>();
@@ -278,7 +279,8 @@ final class RedisCost {
         System.out.println();
         Result ours = results.get(0);
         for (Result result : results) {
-            if (result.key().equals("oursCapped") || result.key().equals("oursBounded")) {
+            if (result.key().equals("oursCapped") || result.key().equals("oursBounded")
+                    || result.key().equals("oursRated")) {
                 Report.line("%-36s %18s %16s %18s   (/ ours)", result.label(),
                         Report.ratio(perPair(result.uncontended()), perPair(ours.uncontended())), "",
                         Report.ratio(perPair(result.contended()), perPair(ours.contended())));
@@ -330,7 +332,8 @@ final class RedisCost {
         }
         ObjectNode toOurs = ratios.putObject("toOurs");
         for (Result result : results) {
-            if (result.key().equals("oursCapped") || result.key().equals("oursBounded")) {
+            if (result.key().equals("oursCapped") || result.key().equals("oursBounded")
+                    || result.key().equals("oursRated")) {
                 ObjectNode ratio = toOurs.putObject(result.key());
                 Results.ratio(ratio, "uncontended", perPair(result.uncontended()), perPair(ours.uncontended()));
                 Results.ratio(ratio, "contended", perPair(result.contended()), perPair(ours.contended()));

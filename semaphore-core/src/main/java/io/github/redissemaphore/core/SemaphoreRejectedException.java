@@ -29,7 +29,12 @@ public class SemaphoreRejectedException extends SemaphoreException {
          * decided by this instance alone, Redis being unreachable ({@link WhenUnavailable#LOCAL}):
          * its share of the permits stayed in use for as long as the caller allowed
          */
-        LOCAL_SHARE_IN_USE;
+        LOCAL_SHARE_IN_USE,
+        /**
+         * refused at once: as many grants as {@link SemaphoreSettings#rateLimit()} were made in the
+         * last {@link SemaphoreSettings#ratePeriod()}; {@link #retryAfter()} is when the window frees a slot
+         */
+        RATE_LIMITED;
 
         /** @return the name in lower case with dashes, as metrics tags and problem details show it */
         public String tag() {

@@ -44,10 +44,21 @@ import java.time.Duration;
  *                  ({@link WhenUnavailable#LOCAL}; per key for a keyed semaphore), 1..{@code permits};
  *                  0 (the default): its part of {@code permits} among the instances Redis last
  *                  showed using the semaphore
+ * @param rateLimit how many grants the semaphore makes in any window of {@code ratePeriod},
+ *                  fleet-wide (per key for a keyed semaphore), on the Redis server's clock: an exact
+ *                  sliding window, decided in the same atomic step as the permits (a grant takes a
+ *                  permit and a slot, or neither; a release gives back the permit, never the slot).
+ *                  A caller that does not wait is refused with
+ *                  {@link SemaphoreRejectedException.Reason#RATE_LIMITED}; one that waits is granted
+ *                  when the window frees a slot. 0 (the default): no rate. Else
+ *                  1..{@value #MAX_RATE_LIMIT}; not with {@code totalPermits}
+ * @param ratePeriod the window of {@code rateLimit}, {@value #MIN_RATE_PERIOD_MILLIS} ms..24 h;
+ *                  {@link Duration#ZERO} without a rate (both or neither)
  */
 public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
                                 int replicas, Duration replicationTimeout, int totalPermits, int maxWaiters,
-                                boolean rejectPredictedTimeouts, WhenUnavailable whenUnavailable, int localPermits) {
+                                boolean rejectPredictedTimeouts, WhenUnavailable whenUnavailable, int localPermits,
+                                int rateLimit, Duration ratePeriod) {
 
     /** Largest number of permits of one semaphore. */
     public static final int MAX_PERMITS = 1_000_000;
@@ -55,6 +66,10 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     public static final Duration MIN_LEASE_TIME = Duration.ofMillis(100);
     /** Longest lease and longest wait. */
     public static final Duration MAX_DURATION = Duration.ofHours(24);
+    /** Most grants per window of a rate: the window keeps one entry per grant (about 11 bytes each in Redis). */
+    public static final int MAX_RATE_LIMIT = 100_000;
+    /** Shortest window of a rate, ms. */
+    public static final long MIN_RATE_PERIOD_MILLIS = 100;
     /** Most replicas a grant can wait for. */
     public static final int MAX_REPLICAS = 100;
     /** How long a grant waits for its replicas unless told otherwise. */
@@ -90,20 +105,22 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
             throw new IllegalArgumentException("localPermits must be 0 (a share of the fleet) or between 1 and "
                     + permits + " (permits), but was " + localPermits);
         }
+        checkRate(rateLimit, ratePeriod, totalPermits);
     }
 
-    /** Settings that fail every call while Redis cannot be reached ({@link WhenUnavailable#REJECT}). */
+    /** Settings that fail every call while Redis cannot be reached ({@link WhenUnavailable#REJECT}), without a rate. */
     public SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
                              int replicas, Duration replicationTimeout, int totalPermits, int maxWaiters,
                              boolean rejectPredictedTimeouts) {
         this(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout, totalPermits, maxWaiters,
-                rejectPredictedTimeouts, WhenUnavailable.REJECT, 0);
+                rejectPredictedTimeouts, WhenUnavailable.REJECT, 0, 0, Duration.ZERO);
     }
 
     /** Settings without a bound on the queue. */
     public SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
                              int replicas, Duration replicationTimeout, int totalPermits) {
-        this(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout, totalPermits, 0, false);
+        this(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout, totalPermits, 0, false, 0,
+                Duration.ZERO);
     }
 
     /** Settings without a shared cap. */
@@ -120,31 +137,36 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     /** @return these settings with another number of permits */
     public SemaphoreSettings withPermits(int permits) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /** @return these settings with another lease time */
     public SemaphoreSettings withLeaseTime(Duration leaseTime) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /** @return these settings with another wait time */
     public SemaphoreSettings withWaitTime(Duration waitTime) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /** @return these settings, fair or not */
     public SemaphoreSettings withFair(boolean fair) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /** @return these settings, renewed or not */
     public SemaphoreSettings withAutoRenew(boolean autoRenew) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /**
@@ -153,7 +175,8 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withReplicas(int replicas, Duration replicationTimeout) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /**
@@ -162,7 +185,8 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withTotalPermits(int totalPermits) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /**
@@ -171,13 +195,15 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withMaxWaiters(int maxWaiters) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /** @return these settings, refusing at once a caller predicted to wait longer than it allows, or not */
     public SemaphoreSettings withRejectPredictedTimeouts(boolean rejectPredictedTimeouts) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /**
@@ -187,12 +213,30 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public SemaphoreSettings withWhenUnavailable(WhenUnavailable whenUnavailable, int localPermits) {
         return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
-                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits);
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
     }
 
     /** @return these settings doing {@code whenUnavailable} while Redis cannot be reached, a local share taken from the fleet */
     public SemaphoreSettings withWhenUnavailable(WhenUnavailable whenUnavailable) {
         return withWhenUnavailable(whenUnavailable, localPermits);
+    }
+
+    /**
+     * @return these settings with at most {@code rateLimit} grants in any window of {@code ratePeriod}
+     *         ({@code 0, Duration.ZERO}: no rate)
+     * @throws IllegalArgumentException unless 0..{@value #MAX_RATE_LIMIT} with a period of
+     *         {@value #MIN_RATE_PERIOD_MILLIS} ms..24 h (zero with no rate), and no {@code totalPermits}
+     */
+    public SemaphoreSettings withRateLimit(int rateLimit, Duration ratePeriod) {
+        return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout,
+                totalPermits, maxWaiters, rejectPredictedTimeouts, whenUnavailable, localPermits, rateLimit,
+                ratePeriod);
+    }
+
+    /** @return whether grants are limited per window of time ({@link #rateLimit()} above 0) */
+    public boolean limitsRate() {
+        return rateLimit > 0;
     }
 
     /** @return whether the queue has a bound ({@link #maxWaiters()} above 0) */
@@ -238,6 +282,28 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
      */
     public static void checkLease(String argument, Duration lease) {
         checkRange(argument, lease, MIN_LEASE_TIME, MAX_DURATION);
+    }
+
+    private static void checkRate(int rateLimit, Duration ratePeriod, int totalPermits) {
+        if (rateLimit < 0 || rateLimit > MAX_RATE_LIMIT) {
+            throw new IllegalArgumentException("rateLimit must be 0 (no rate) or between 1 and " + MAX_RATE_LIMIT
+                    + ", but was " + rateLimit);
+        }
+        if (ratePeriod == null) {
+            throw new IllegalArgumentException("ratePeriod must not be null (Duration.ZERO without a rateLimit)");
+        }
+        if (rateLimit == 0 && !ratePeriod.isZero()) {
+            throw new IllegalArgumentException("ratePeriod must come with a rateLimit (both or neither), but"
+                    + " ratePeriod was " + ratePeriod.toMillis() + " ms and rateLimit 0");
+        }
+        if (rateLimit > 0) {
+            checkRange("ratePeriod", ratePeriod, Duration.ofMillis(MIN_RATE_PERIOD_MILLIS), MAX_DURATION);
+            if (totalPermits > 0) {
+                throw new IllegalArgumentException("rateLimit is not supported with totalPermits (a capped"
+                        + " semaphore) yet: set one or the other, but was rateLimit " + rateLimit + " and totalPermits "
+                        + totalPermits);
+            }
+        }
     }
 
     private static void checkPermits(int permits) {

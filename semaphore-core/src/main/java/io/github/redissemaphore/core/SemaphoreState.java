@@ -22,10 +22,12 @@ import org.jspecify.annotations.Nullable;
  * @param total           of a key of a capped semaphore ({@link SemaphoreSettings#totalPermits()}),
  *                        the cap over all its keys; else null. (The state of the cap itself,
  *                        {@link SemaphoreCap#state()}, has none: its own figures are the cap's.)
+ * @param rateWindow      of a semaphore with a rate ({@link SemaphoreSettings#rateLimit()}), the
+ *                        window's use now; else null
  */
 public record SemaphoreState(String name, int limit, int used, int available,
                              List<Holder> holders, List<Waiter> waiters, int configuredLimit, String limitSource,
-                             @Nullable Total total) {
+                             @Nullable Total total, @Nullable RateWindow rateWindow) {
 
     /** {@link #limitSource()} of a limit that is this JVM's configured one. */
     public static final String CONFIGURED = "configured";
@@ -39,6 +41,21 @@ public record SemaphoreState(String name, int limit, int used, int available,
             throw new IllegalArgumentException("limitSource must be '" + CONFIGURED + "' or '" + OVERRIDE
                     + "', but was " + limitSource);
         }
+    }
+
+    /** A state of a semaphore without a rate. */
+    public SemaphoreState(String name, int limit, int used, int available, List<Holder> holders, List<Waiter> waiters,
+                          int configuredLimit, String limitSource, @Nullable Total total) {
+        this(name, limit, used, available, holders, waiters, configuredLimit, limitSource, total, null);
+    }
+
+    /**
+     * The window of a semaphore with a rate, as Redis holds it now.
+     *
+     * @param grants         grants in the last {@link SemaphoreSettings#ratePeriod()}, fleet-wide
+     * @param untilSlotFrees how long until the window frees a slot; zero when one is free now
+     */
+    public record RateWindow(int grants, Duration untilSlotFrees) {
     }
 
     /** A state of a semaphore without a cap. */

@@ -29,7 +29,8 @@
 --   3 queue     ZSET waiter id -> ticket (arrival order)
 -- A capped semaphore has two keys more (4 heads, 5 ready), its ids stored as "<key> <id>", and
 -- ARGV[1] "<total-permits> <permits> <key>": see _keys.lua, which keeps its two levels on top of
--- I1..I6.
+-- I1..I6. A semaphore with a rate has one key more (4 rate, a LIST of grant times) and ARGV[1]
+-- "<permits> <rate-limit> <rate-period ms>": see _rate.lua, which keeps R1..R3 on top of I1..I6.
 -- ARGV[1]: the limit (permits) the caller is configured with (TOTAL_TEXT; see _names.lua); the
 -- rest is the script's own. The limit of the call (TOTAL_LIMIT) is the override when one is set,
 -- else ARGV[1] (I6). A script checks its arguments before its first write; one that equals what
@@ -37,7 +38,8 @@
 -- record) was checked when it was written, and is not checked again.
 -- Every script returns a table that starts with used, waiters, the server time in microseconds
 -- (so a client can tell the newest figures), the ms until the earliest deadline (-1: none; a
--- lower bound, so a client that waits can call again then) and the limits: 0 in the usual case,
+-- lower bound, so a client that waits can call again then; with a rate whose window is full while
+-- others wait, at most the ms until it frees a slot, R3) and the limits: 0 in the usual case,
 -- else the text "<configured limit of the previous call> <override>" (each 0 when none; a JVM
 -- configured otherwise learns of the mismatch from it); then its own entries (see _finish.lua).
 --
@@ -82,8 +84,9 @@
 -- Argument checks, before any write: a bad value is an error reply, and nothing has changed. (A
 -- plain string: Redis 6 cannot report an error table raised from a nested function.) A number
 -- must be written in digits only, so that a script may store the argument's own text in a record.
-local function argNumber(index, min, max)
-  local text = ARGV[index]
+-- (given: the text to check in place of ARGV[index], a part of it.)
+local function argNumber(index, min, max, given)
+  local text = given or ARGV[index]
   local value = text and string.find(text, '^%d+$') and text + 0
   if not value or value < min or value > max then
     error('semaphore script: ARGV[' .. index .. '] must be an integer between ' .. min .. ' and ' .. max

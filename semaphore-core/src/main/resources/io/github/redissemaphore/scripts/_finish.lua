@@ -74,6 +74,12 @@ do
     SETS[n + 1], SETS[n + 2] = ' limits', limits
     n = n + 2
   end
+  -- The rate of this call, when it differs from the one the last call left (_rate.lua's RATE_SEEN);
+  -- a call without a rate writes '-' only over a rate, so semaphores that never had one write nothing.
+  if RATE_SEEN or (RATE and not S[8]) then
+    SETS[n + 1], SETS[n + 2] = ' rate', RATE_TEXT or '-'
+    n = n + 2
+  end
   -- (Runtime limits of keys keep the state key as the cap's does.)
   local kept = OVERRIDE or KEY_OVERRIDES > 0
   local stateTtl = (SAVED_OVERRIDE or SAVED_KEY_OVERRIDES > 0) and not kept
@@ -115,6 +121,13 @@ do
     end
   end
 end
+-- The rate (R3, _rate.lua): while others wait and the window is full, the ms until it frees a slot
+-- folds into the earliest moment the reply names, so a JVM with waiters calls again then; the
+-- window's TTL covers its newest grant.
+local rateWaitMs = WAITERS > 0 and rateWait() or 0
+if RATE_TAKEN > 0 then
+  redis.call('PEXPIREAT', RATE, string.format('%d', NOW_MS + RATE_PERIOD))
+end
 -- The reply: {used, waiters, server time us, ms until the earliest deadline (-1: none), limits,
 -- the script's own entries}. Limits is 0 in the usual case (no override, and the previous call
 -- was configured as this one), else the text "<configured limit of the previous call> <override>"
@@ -124,6 +137,13 @@ local R = { USED, WAITERS, NOW_US, EARLIEST == 0 and -1 or (EARLIEST > NOW_MS an
             (OVERRIDE or LAST_TOTAL ~= TOTAL_TEXT)
                 and (LAST_TOTAL or '0') .. ' ' .. (OVERRIDE and string.format('%d', OVERRIDE) or '0') or 0,
             OWN1, OWN2, OWN3, OWN4 }
+if rateWaitMs > 0 and (R[4] < 0 or rateWaitMs < R[4]) then
+  R[4] = rateWaitMs
+end
+-- A rate mismatch: the limits text carries the rate the last call had, "<limit>/<period ms>" or '-'.
+if RATE_SEEN then
+  R[5] = (R[5] == 0 and (LAST_TOTAL or '0') .. ' 0' or R[5]) .. ' ' .. string.gsub(RATE_SEEN, ' ', '/')
+end
 -- A capped semaphore's call about one key answers that key's used and waiters, and always the
 -- limits as "<configured cap of the previous call> <cap override> <cap used> <cap waiters> <the
 -- key's runtime limit> <the cap of the call> <configured key limit of the previous call>" (each 0

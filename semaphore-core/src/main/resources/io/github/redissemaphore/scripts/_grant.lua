@@ -6,7 +6,8 @@
 -- never be served (the limit shrank below its request). Its record is written by the final HSET.
 -- While no permit is free the head is not even read, unless a waiter may ask for more than the
 -- limit (MOST, see _load.lua): it would be told so at the head. A capped semaphore serves its keys
--- instead, under both limits (see _keys.lua).
+-- instead, under both limits (see _keys.lua). With a rate, a head that fits is granted only with a
+-- slot of the window, in the same call (R1, R2: _rate.lua).
 if HEADS then
   serveKeys()
 else
@@ -24,6 +25,10 @@ else
     if waiter and count + 0 <= TOTAL_LIMIT and USED + count > TOTAL_LIMIT then
       break
     end
+    -- R3: it fits the permits but waits for a slot of the rate (RATE_WAIT says until when).
+    if waiter and count + 0 <= TOTAL_LIMIT and rateWait() > 0 then
+      break
+    end
     redis.call('ZREM', QUEUE, head)
     WAITERS = WAITERS - 1
     if waiter and count + 0 <= TOTAL_LIMIT then
@@ -38,6 +43,7 @@ else
         REC = rec
       end
       USED = USED + count
+      rateTake()
       publish(inbox, head .. ' ' .. token)
     elseif waiter then
       -- Above the limit of the call: told it can never be served.

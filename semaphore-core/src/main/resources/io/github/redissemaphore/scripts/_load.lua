@@ -11,7 +11,7 @@ if HEADS then
         .. ' and 1..the total limit, but was ' .. ARGV[1], 0)
   end
 else
-  TOTAL_CONFIGURED = S[6] == TOTAL_TEXT and TOTAL_TEXT + 0 or argNumber(1, 1, 1000000)
+  TOTAL_CONFIGURED = S[6] == TOTAL_TEXT and TOTAL_TEXT + 0 or argNumber(1, 1, 1000000, TOTAL_TEXT)
 end
 local USED = (S[1] or 0) + 0
 local EXPIRES = (S[3] or 0) + 0

@@ -21,7 +21,8 @@
 --   KEY_MIN_MARGIN_MS, KEY_MARGIN_MS   how far the keys' TTL reaches past the latest deadline
 --   clock, NOW_US, NOW_MS     the server time (TIME), in µs and in ms
 --   S                  the state's HMGET: ' used', ' seq', ' expires', ' waiters', ' next',
---                      ' limits', ID's record; capped also [8] the key's ' k:<key>', [9] ' each'
+--                      ' limits', ID's record; capped also [8] the key's ' k:<key>', [9] ' each';
+--                      uncapped also [8] ' rate' (_rate.lua)
 --                      (_purge.lua clears [8], [9] when it starts the state anew)
 --   TOTAL_TEXT         the configured limit of the total as ARGV[1] has it: all of ARGV[1]
 --                      without a cap (permits), its first number with one (total-permits); what
@@ -78,6 +79,18 @@
 --   READY_WRITTEN      this call wrote to ready, so it needs its TTL
 --   keyState, touch, refreshKey, serveKeys, joinedFirst, waiterLeft, splitMember   the two levels'
 --                      functions (_keys.lua)
+--
+-- 3c. The rate (_read.lua's rate lines, then _rate.lua). Without one, RATE is false, and the
+--    functions answer at once: rateWait() 0, rateTake() nothing.
+--   RATE, RATE_TEXT    KEYS[4] of a semaphore with a rate (four keys; false: none), and the last two
+--                      numbers of ARGV[1], "<rate-limit> <rate-period ms>" (_read.lua)
+--   RATE_LIMIT, RATE_PERIOD   RATE_TEXT as numbers, checked (_rate.lua)
+--   RATE_N             the length of the window list as this call knows it (nil: not read yet)
+--   RATE_WAIT          the ms until the window frees a slot, when a call found it full (nil: not)
+--   RATE_TAKEN         slots this call took (grants), so _finish.lua sets the window's TTL
+--   RATE_SEEN          the other rate ' rate' held (S[8]), when it differs from this call's: a mismatch
+--   rateWait, rateTake, rateAt, rateUse   the window's functions (_rate.lua)
+--   rateWaitMs         the slot wait _finish.lua folds into the reply's earliest
 --
 -- 4. The reply (_finish.lua)
 --   OWN1, OWN2, OWN3, OWN4   the script's own entries of the reply (declared by _load.lua, set by

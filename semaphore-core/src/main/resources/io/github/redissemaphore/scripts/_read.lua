@@ -10,6 +10,12 @@ local DEADLINES, STATE, QUEUE = KEYS[1], KEYS[2], KEYS[3]
 -- (KEY; false for a call about the cap as a whole). Its ids are stored as "<key> <id>" (ID then
 -- names that member), so every entry tells its key.
 local HEADS, READY, KEY = KEYS[4], KEYS[5], false
+-- A semaphore with a rate (see _rate.lua) has its window as the fourth key, and no cap (so four
+-- keys, where a capped one has five), and ARGV[1] "<permits> <rate-limit> <rate-period ms>".
+local RATE, RATE_TEXT = false, nil
+if #KEYS == 4 then
+  HEADS, RATE = nil, KEYS[4]
+end
 -- Keys outlive the last lease or heartbeat by at least KEY_MIN_MARGIN_MS. When a deadline reaches
 -- past that, every key's expiry moves out to twice the new horizon plus KEY_MARGIN_MS, so most
 -- calls set no TTL at all, and an idle semaphore is gone within 2 x lease + 5 s.
@@ -45,5 +51,14 @@ if HEADS then
       KEY and ' k:' .. KEY or ' ', ' each')
   KEY_USED = KEY and S[9] == LIMIT_TEXT and string.match(S[8] or '0 0 - 0', '^(%d+) 0 %- 0$')
 else
-  S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID)
+  if RATE then
+    TOTAL_TEXT, RATE_TEXT = string.match(ARGV[1] or '', '^(%d+) (%d+ %d+)$')
+    if not TOTAL_TEXT then
+      error('semaphore script: ARGV[1] must be "<limit> <rate limit> <rate period ms>", three integers, but was '
+          .. tostring(ARGV[1]), 0)
+    end
+  end
+  -- S[8]: ' rate', the rate of the last call that differed from the one before ('-': none; absent:
+  -- none known), so a JVM configured with another rate learns of the mismatch (_rate.lua).
+  S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID, ' rate')
 end

@@ -1,5 +1,6 @@
 -- acquire: grants permits now, or puts the caller in the queue when it will wait.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 "<count> <lease ms> <waiter heartbeat ms>" (the heartbeat is also
@@ -15,8 +16,10 @@
 --   status 1: granted, token = fencing token; 2: queued, token = ticket; 0: refused, token = 0
 --   (also at once when count exceeds the limit of the call: an override below the request);
 --   3: refused, the queue is full (Q1); 4: refused, its predicted wait is longer than ARGV 6 allows
---   (Q2). predicted (statuses 2, 3, 4 only): the wait predicted for a caller at the back of the
---   queue, ms, -1 while no hold has been measured (Q3).
+--   (Q2); 5: refused, it did not wait and the permits let it in but the rate's window is full
+--   (R1, _rate.lua), predicted = the ms until the window frees a slot. predicted (statuses 2..5
+--   only): the wait predicted for a caller at the back of the queue, ms, -1 while no hold has been
+--   measured (Q3); with a rate, at least the wait for its slot of the window.
 -- Q1 a new waiter is queued only while fewer than max waiters wait (a capped semaphore: on its
 --    key); a caller refused for it writes nothing of its own, and a waiter already queued (a call
 --    sent again, a heartbeat) is never refused for it.
@@ -55,7 +58,9 @@ local boundsOk = not ARGV[6] or string.find(ARGV[6], '^%d+ %d+$')
 
 -- The usual case, taken here with none of the general machinery: good arguments, a new id,
 -- nobody waiting, no override nor a limit another caller configured otherwise, room under the
--- limit, nothing to purge, and a deadline that neither ' next' nor the keys' expiry must move for.
+-- limit, nothing to purge, and a deadline that neither ' next' nor the keys' expiry must move for;
+-- no rate (its window is read and written on the general path only), nor one another JVM left
+-- (' rate', a mismatch the general path reports).
 -- It writes what the general path would write in this case, and its reply says the same in a
 -- text that costs Redis no number printed and no table (see Reply.java): "<used before> <count>
 -- <' next'> <server time s> <its µs> 1 <token>". Anything else goes on to the general path. A
@@ -63,7 +68,7 @@ local boundsOk = not ARGV[6] or string.find(ARGV[6], '^%d+ %d+$')
 -- limit as well, and its reply starts with "c <cap's used before> <cap> <key limit>", the used
 -- before being the key's.
 if idOk and numbersOk and inboxOk and modeOk and boundsOk and S[2] and S[4] == '0' and S[6] == TOTAL_TEXT and KEY_USED
-    and not S[7] and S[1] and S[3] and S[5] then
+    and not S[7] and S[1] and S[3] and S[5] and not RATE and (HEADS or not S[8] or S[8] == '-') then
   local deadline = NOW_MS + lease
   local next = S[5] + 0
   if S[1] + count <= TOTAL_TEXT + 0 and next > NOW_MS and next <= deadline
@@ -89,6 +94,7 @@ end
 --@include _args.lua
 --@include _load.lua
 --@include _keys.lua
+--@include _rate.lua
 argId(2)
 if HEADS and not KEY then
   error('semaphore script: ARGV[1] must name the key the permits are taken on, but was ' .. ARGV[1], 0)
@@ -122,14 +128,23 @@ local regrant = false
 -- newcomer goes first only when its key has no waiter and no key waits for the cap (K5).
 local ks = HEADS and keyState(KEY)
 local keyLimit = ks and (ks.override > 0 and ks.override or LIMIT_CONFIGURED)
-local fits = mode == '4' or USED + count <= TOTAL_LIMIT and not (ks and ks.used + count > keyLimit)
+-- I7: a write-back (mode 4) fits whatever the limit, and takes no slot of the rate: it was granted
+-- while neither could be checked.
+local writeBack = mode == '4'
+local fits = writeBack or USED + count <= TOTAL_LIMIT and not (ks and ks.used + count > keyLimit)
+-- R1, R2: a caller the permits let in takes a slot of the rate too, or waits (or is refused) for one.
+local free = not (token and token ~= '0') and not ticket and fits and (not fair or WAITERS == 0
+    or (ks and ks.waiters == 0 and redis.call('ZCARD', READY) == 0))
+local slotWait = free and not writeBack and rateWait() or 0
 if token and token ~= '0' then
   -- It holds already: a repeated call, or a grant from the queue it has not heard of yet. Its
   -- lease is confirmed in full.
   setDeadline(ID, string.match(REC, '^%d+ (%d+) '))
   OWN1, OWN2 = 1, token + 0
-elseif not ticket and fits and (not fair or WAITERS == 0
-    or (ks and ks.waiters == 0 and redis.call('ZCARD', READY) == 0)) then
+elseif free and slotWait == 0 then
+  if not writeBack then
+    rateTake()
+  end
   setDeadline(ID, lease)
   NSETS = NSETS + 2
   SETS[NSETS - 1] = ID
@@ -139,6 +154,8 @@ elseif not ticket and fits and (not fair or WAITERS == 0
     touch(KEY).used = ks.used + count
   end
   OWN1, OWN2 = 1, SEQ
+elseif not wait and slotWait > 0 then
+  OWN1, OWN2, OWN3 = 5, 0, slotWait
 elseif not wait then
   OWN1, OWN2 = 0, 0
 elseif count > TOTAL_LIMIT or (ks and count > keyLimit) then
@@ -164,6 +181,10 @@ else
   local position = (ks and ks.waiters or WAITERS) + 1
   local hold = redis.call('HGET', STATE, ' hold')
   OWN3 = hold and math.ceil(position * hold / (ks and keyLimit or TOTAL_LIMIT)) or -1
+  if RATE then
+    -- (R1: the rate may be what holds it back the longest.)
+    OWN3 = math.max(OWN3, rateAt(position))
+  end
   if maxWaiters > 0 and position > maxWaiters then
     OWN1, OWN2 = 3, 0
   elseif maxPredicted > 0 and OWN3 > maxPredicted then

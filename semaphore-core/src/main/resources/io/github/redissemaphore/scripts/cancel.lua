@@ -3,6 +3,7 @@
 -- never leaks: either the caller takes it (release 0: its claim is confirmed as a full lease) or
 -- it is given back here (release 1).
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 waiter id, 3 release (1: give back a permit granted meanwhile)
@@ -17,6 +18,7 @@ local release = ARGV[3] == '1'
 --@include _read.lua
 --@include _load.lua
 --@include _keys.lua
+--@include _rate.lua
 --@include _purge.lua
 
 local count, lease, token = string.match(REC or '', '^(%d+) (%d+) %d+ (%d+) ')

@@ -4,6 +4,7 @@
 -- even if the lease is released right after; a lost message leaves it to its next renew. Extend:
 -- its owner gives it a new lease length, which every later renew uses too.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 lease ms (0: keep the lease recorded with it), 4 inbox of the
@@ -24,6 +25,7 @@ local newOwner = ARGV[6] or ''
 --@include _read.lua
 --@include _load.lua
 --@include _keys.lua
+--@include _rate.lua
 --@include _purge.lua
 
 local count, lease, claim, token, owns, owner =

@@ -4,6 +4,7 @@
 -- limit. Raising it (or clearing it above the current one) serves the queue at once, in ticket
 -- order, here, with the grants published as a release publishes them.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 the new limit (1..1,000,000), or 0 to clear it
@@ -19,6 +20,7 @@ local ID = NO_ID
 --@include _read.lua
 --@include _load.lua
 --@include _keys.lua
+--@include _rate.lua
 -- I6: the state key keeps no TTL while an override is set. PERSIST comes before any write, so a
 -- user whose ACL rule lacks it is refused with nothing changed (see _args.lua). On a state key
 -- without a TTL, or none at all, it does nothing: the final HSET then creates it without one.

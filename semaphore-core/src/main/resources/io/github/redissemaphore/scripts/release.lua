@@ -1,6 +1,7 @@
 -- release: gives a lease's permits back, all of them or all but some, and hands them to the head
 -- of the queue.
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 permit id, 3 permits the lease keeps (optional; 0, the default: give all back),
@@ -28,13 +29,14 @@ local ID = ARGV[2] or ' '
 local count, token, owns = string.match(S[7] or '', '^(%d+) %d+ %d+ (%d+) (%S+)')
 -- The usual case, taken here with none of the general machinery: a holder's own JVM gives all of
 -- it back, nobody waits, no override nor a limit another caller configured otherwise, nothing to
--- purge, and the keys' expiry need not move. It writes what the general path would write in this
+-- purge, and the keys' expiry need not move; a caller without a rate finds none another JVM left
+-- (' rate': the general path reports the mismatch). It writes what the general path would write in this
 -- case, and its reply says the same in a text that costs Redis no number printed and no table
 -- (see Reply.java): "<used before> -<count> <' next'> <server time s> <its µs> 1 0". Anything
 -- else goes on to the general path. A capped semaphore's key takes it too when it is usual
 -- (KEY_USED, _read.lua), its reply starting as acquire.lua's does.
 if S[2] and S[4] == '0' and S[6] == TOTAL_TEXT and KEY_USED and S[7] and ARGV[3] == '0' and ARGV[4]
-    and not ARGV[5] and S[1] and S[3] and S[5] then
+    and not ARGV[5] and S[1] and S[3] and S[5] and (HEADS or RATE or not S[8] or S[8] == '-') then
   local next = S[5] + 0
   if token and token ~= '0' and owns == ARGV[4] and next > NOW_MS and NOW_MS + KEY_MIN_MARGIN_MS <= S[3] + 0 then
     local used = S[1] - count
@@ -64,6 +66,7 @@ end
 --@include _args.lua
 --@include _load.lua
 --@include _keys.lua
+--@include _rate.lua
 if not REC then
   argId(2)
 end

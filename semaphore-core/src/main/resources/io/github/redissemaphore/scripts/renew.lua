@@ -4,6 +4,7 @@
 -- meanwhile (in case their inbox message was lost) and anything lost. Each lease is extended by
 -- its own length (recorded with it: the lease of its acquisition, or of its latest extension).
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 waiter heartbeat ms, or "<heartbeat ms> <watermark us> <p>" for a sweep (below),
@@ -58,6 +59,7 @@ local ID = NO_ID
 -- (Before _keys.lua, which builds giveBack for renew's sweep and purge, whatever the earliest deadline.)
 REFRESH = true
 --@include _keys.lua
+--@include _rate.lua
 -- I5: the queue size and the earliest deadline from the keys themselves.
 WAITERS = redis.call('ZCARD', QUEUE)
 do

@@ -1,13 +1,16 @@
 -- state: the semaphore as Redis holds it, for introspection (after purging and granting, so it
 -- shows what is true now).
 -- KEYS: deadlines, state, queue (see _args.lua); a capped semaphore's also heads, ready (_keys.lua)
+--   (a semaphore with a rate: deadlines, state, queue, rate, and ARGV 1 "<permits> <rate-limit> <rate-period ms>"; _rate.lua)
 -- ARGV 1, the limit: the caller's permits (TOTAL_TEXT); a capped semaphore's "<total-permits>
 --   <permits> <key>" (TOTAL_TEXT, LIMIT_TEXT, KEY; see _names.lua)
 -- ARGV: 1 limit, 2 most entries listed per table
--- Returns: {used, waiters, time, earliest, limits, holders, queued, hold}
+-- Returns: {used, waiters, time, earliest, limits, holders, queued, hold, window}
 --   holders: {{id, count, token, owner, lease remaining ms}, ...} soonest deadline first
 --   queued:  {{id, count, owner}, ...} in the order they will be served
 --   hold:    the average hold that predicts waits (' hold', acquire.lua's Q2), ms; -1: none yet
+--   window:  with a rate only, {grants in the last rate-period, ms until the window frees a slot
+--            (0: one is free)} (_rate.lua)
 --   A capped semaphore's entries end with their key: about one key, its own holders and waiters
 --   (in the order they will be served); about the cap, every key's, the waiters in arrival order.
 -- Keeps I1..I6; when it lists every holder it also recounts used (I1 self-check).
@@ -18,6 +21,7 @@ local ID = NO_ID
 --@include _read.lua
 --@include _load.lua
 --@include _keys.lua
+--@include _rate.lua
 --@include _purge.lua
 --@include _grant.lua
 
@@ -92,5 +96,9 @@ if #waiting > 0 then
   end
 end
 OWN1, OWN2, OWN3 = holders, queued, tonumber(redis.call('HGET', STATE, ' hold')) or -1
+-- (R1: the window's use, of a semaphore with a rate.)
+if RATE then
+  OWN4 = rateUse()
+end
 --@include _finish.lua
 return R

@@ -257,11 +257,13 @@ public class SemaphoresEndpoint {
      * @param waiters               the callers waiting, in the order they will be served
      * @param total                 of a key of a capped semaphore, the cap over all its keys; left
      *                              out otherwise
+     * @param rate                  of a semaphore with a rate, its window's use; left out otherwise
      */
     public record SemaphoreDescriptor(String name, int limit, int configuredLimit, String limitSource,
                                       List<OtherLimitDescriptor> otherConfiguredLimits, int used, int available,
                                       List<HolderDescriptor> holders, List<WaiterDescriptor> waiters,
-                                      @JsonInclude(JsonInclude.Include.NON_NULL) SemaphoreState.@Nullable Total total)
+                                      @JsonInclude(JsonInclude.Include.NON_NULL) SemaphoreState.@Nullable Total total,
+                                      @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable RateDescriptor rate)
             implements SemaphoreView {
 
         /** Reads the state in Redis, then this JVM's. Not a view: its members have an order of their own. */
@@ -270,7 +272,25 @@ public class SemaphoresEndpoint {
             return new SemaphoreDescriptor(state.name(), state.limit(), state.configuredLimit(), state.limitSource(),
                     OtherLimitDescriptor.of(semaphore.localState().otherConfiguredLimits()), state.used(),
                     state.available(), state.holders().stream().map(HolderDescriptor::new).toList(),
-                    state.waiters().stream().map(WaiterDescriptor::new).toList(), state.total());
+                    state.waiters().stream().map(WaiterDescriptor::new).toList(), state.total(),
+                    RateDescriptor.of(semaphore, state));
+        }
+    }
+
+    /**
+     * The rate of a semaphore and its window's use now.
+     *
+     * @param rateLimit             grants allowed in any window of {@code ratePeriodMillis}, fleet-wide
+     * @param ratePeriodMillis      the window
+     * @param grantsInWindow        grants made in the last window
+     * @param untilSlotFreesMillis  how long until the window frees a slot (0: one is free now)
+     */
+    public record RateDescriptor(int rateLimit, long ratePeriodMillis, int grantsInWindow, long untilSlotFreesMillis) {
+
+        static @Nullable RateDescriptor of(RedisSemaphore semaphore, SemaphoreState state) {
+            SemaphoreState.RateWindow window = state.rateWindow();
+            return window == null ? null : new RateDescriptor(semaphore.settings().rateLimit(),
+                    semaphore.settings().ratePeriod().toMillis(), window.grants(), window.untilSlotFrees().toMillis());
         }
     }
 

@@ -66,6 +66,7 @@ import org.springframework.validation.annotation.Validated;
 @HeartbeatOutlastsTicks
 @TotalPermitsCoverPermits
 @LocalPermitsWithinPermits
+@RateComesWithPeriod
 public record DistributedSemaphoreProperties(
         @DefaultValue("true") boolean enabled,
         @DefaultValue("semaphore") @SemaphoreName String keyPrefix,
@@ -108,6 +109,11 @@ public record DistributedSemaphoreProperties(
     // the same as for total-permits: 0 means "no bound" in SemaphoreSettings, leaving the property out does here
     private static final String MAX_WAITERS_RANGE =
             "must be between 1 and " + SemaphoreSettings.MAX_PERMITS + "; leave it out for " + NO_QUEUE_BOUND;
+    /** What a semaphore without rate-limit has, in the words of the failure report. */
+    private static final String NO_RATE = "no rate limit";
+    private static final String RATE_LIMIT_RANGE =
+            "must be between 1 and " + SemaphoreSettings.MAX_RATE_LIMIT + "; leave it out for " + NO_RATE;
+    private static final String RATE_PERIOD_RANGE = "must be between 100ms and 24h";
 
     /** What a semaphore without local-permits has, in the words of the failure report. */
     static final String SHARE_OF_THE_FLEET = "a share of the permits among the instances Redis last showed";
@@ -221,6 +227,13 @@ public record DistributedSemaphoreProperties(
      *                  (when-unavailable "local"; per key for a keyed semaphore). Not set: its part of
      *                  permits among the instances Redis last showed using the semaphore, so that the
      *                  shares add up to at most permits. 1 to permits.
+     * @param rateLimit How many permits a semaphore grants in any window of rate-period, across the
+     *                  whole fleet (per key for a keyed semaphore), on the Redis server's clock; decided
+     *                  with the permits in one atomic step. A caller that does not wait is refused
+     *                  (a 429 with the moment the window frees a slot as Retry-After); one that waits is
+     *                  granted when the window allows it. Not set: no rate limit. 1 to 100000, with
+     *                  rate-period.
+     * @param ratePeriod The window of rate-limit, such as 1s or 1m. 100ms to 24h, with rate-limit.
      */
     public record Defaults(
             @DefaultValue("1") @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) int permits,
@@ -239,14 +252,20 @@ public record DistributedSemaphoreProperties(
             @DefaultValue("reject") WhenUnavailable whenUnavailable,
             // at most permits as well: LocalPermitsWithinPermits, which knows the permits of every semaphore
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS, message = LOCAL_PERMITS_RANGE)
-            @WhenLeftOut(SHARE_OF_THE_FLEET) Integer localPermits) {
+            @WhenLeftOut(SHARE_OF_THE_FLEET) Integer localPermits,
+            @Range(min = 1, max = SemaphoreSettings.MAX_RATE_LIMIT, message = RATE_LIMIT_RANGE)
+            @WhenLeftOut(NO_RATE) Integer rateLimit,
+            @DurationMin(millis = 100, message = RATE_PERIOD_RANGE) @DurationMax(hours = 24, message = RATE_PERIOD_RANGE)
+            Duration ratePeriod) {
 
         /** @return these values as core settings */
         public SemaphoreSettings toSettings() {
             return new SemaphoreSettings(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout)
                     .withMaxWaiters(maxWaiters != null ? maxWaiters : 0)
                     .withRejectPredictedTimeouts(rejectPredictedTimeouts)
-                    .withWhenUnavailable(whenUnavailable, localPermits != null ? localPermits : 0);
+                    .withWhenUnavailable(whenUnavailable, localPermits != null ? localPermits : 0)
+                    .withRateLimit(rateLimit != null && ratePeriod != null ? rateLimit : 0,
+                            rateLimit != null && ratePeriod != null ? ratePeriod : Duration.ZERO);
         }
     }
 
@@ -273,6 +292,10 @@ public record DistributedSemaphoreProperties(
      *                  takes a permit of this instance's share, "allow" runs it unguarded.
      * @param localPermits This instance's share of the semaphore's permits while Redis cannot be reached
      *                  (when-unavailable "local"; per key for a keyed semaphore). 1 to permits.
+     * @param rateLimit How many permits the semaphore grants in any window of rate-period, across the
+     *                  whole fleet; for a keyed semaphore, per key. 1 to 100000, with rate-period (either
+     *                  may come from the defaults). Not with total-permits.
+     * @param ratePeriod The window of rate-limit, such as 1s or 1m. 100ms to 24h.
      */
     public record Semaphore(
             @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer permits,
@@ -293,7 +316,10 @@ public record DistributedSemaphoreProperties(
             Boolean rejectPredictedTimeouts,
             WhenUnavailable whenUnavailable,
             // left out: the defaults' share, so no "leave it out" in the message; at most permits: LocalPermitsWithinPermits
-            @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer localPermits) {
+            @Range(min = 1, max = SemaphoreSettings.MAX_PERMITS) Integer localPermits,
+            @Range(min = 1, max = SemaphoreSettings.MAX_RATE_LIMIT) Integer rateLimit,
+            @DurationMin(millis = 100, message = RATE_PERIOD_RANGE) @DurationMax(hours = 24, message = RATE_PERIOD_RANGE)
+            Duration ratePeriod) {
 
         /** @return the settings of this semaphore, values left out taken from {@code defaults} */
         public SemaphoreSettings toSettings(SemaphoreSettings defaults) {
@@ -309,7 +335,9 @@ public record DistributedSemaphoreProperties(
                     maxWaiters != null ? maxWaiters : defaults.maxWaiters(),
                     rejectPredictedTimeouts != null ? rejectPredictedTimeouts : defaults.rejectPredictedTimeouts(),
                     whenUnavailable != null ? whenUnavailable : defaults.whenUnavailable(),
-                    localPermits != null ? localPermits : defaults.localPermits());
+                    localPermits != null ? localPermits : defaults.localPermits(),
+                    rateLimit != null ? rateLimit : defaults.rateLimit(),
+                    ratePeriod != null ? ratePeriod : defaults.ratePeriod());
         }
     }
 }

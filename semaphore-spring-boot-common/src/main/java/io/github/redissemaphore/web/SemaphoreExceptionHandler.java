@@ -157,6 +157,7 @@ public class SemaphoreExceptionHandler {
             case LOCAL_SHARE_IN_USE -> semaphore + ": decided by this instance alone, as Redis could not be "
                     + "reached: its own share of the permits stayed in use for the " + e.getWaited().toMillis()
                     + " ms the call allowed";
+            case RATE_LIMITED -> semaphore + ": refused at once, its rate limit is reached";
         };
         return why + e.retryAfter().map(predicted -> " (predicted wait " + predicted.toMillis() + " ms)").orElse("");
     }

@@ -61,7 +61,10 @@ class EndpointJsonShapeWebTest {
                         "distributed-semaphore.key-prefix=" + prefix,
                         "distributed-semaphore.semaphores.plain.permits=1",
                         "distributed-semaphore.semaphores.exports.permits=2",
-                        "distributed-semaphore.semaphores.exports.total-permits=2")
+                        "distributed-semaphore.semaphores.exports.total-permits=2",
+                        "distributed-semaphore.semaphores.payments.permits=5",
+                        "distributed-semaphore.semaphores.payments.rate-limit=10",
+                        "distributed-semaphore.semaphores.payments.rate-period=1m")
                 .run();
         SemaphoreRegistry registry = instance.getBean(SemaphoreRegistry.class);
         RedisSemaphore plain = registry.semaphore("plain");
@@ -76,11 +79,17 @@ class EndpointJsonShapeWebTest {
                 {"semaphores":[{"name":"exports","limit":2,"used":2,"available":0,"waiters":1},\
                 {"name":"exports:acme","limit":2,"used":2,"available":0,"waiters":0},\
                 {"name":"exports:globex","limit":2,"used":0,"available":2,"waiters":1},\
+                {"name":"payments","limit":5,"used":0,"available":5,"waiters":0},\
                 {"name":"plain","limit":1,"used":1,"available":0,"waiters":1}]}""");
         assertThat(shape(call("GET", "/actuator/semaphores/plain", null))).isEqualTo("""
                 {"name":"plain","limit":1,"configuredLimit":1,"limitSource":"configured","otherConfiguredLimits":[],\
                 "used":1,"available":0,"holders":[{"permitId":"id","count":1,"fencingToken":0,"owner":"owner",\
                 "leaseRemaining":"PT"}],"waiters":[{"waiterId":"id","count":1,"owner":"owner","position":1}]}""");
+        registry.semaphore("payments").tryAcquire().orElseThrow().release();
+        assertThat(shape(call("GET", "/actuator/semaphores/payments", null))).isEqualTo("""
+                {"name":"payments","limit":5,"configuredLimit":5,"limitSource":"configured","otherConfiguredLimits":[],\
+                "used":0,"available":5,"holders":[],"waiters":[],\
+                "rate":{"rateLimit":10,"ratePeriodMillis":60000,"grantsInWindow":1,"untilSlotFreesMillis":0}}""");
         assertThat(shape(call("GET", "/actuator/semaphores/exports:acme", null))).isEqualTo("""
                 {"name":"exports:acme","limit":2,"configuredLimit":2,"limitSource":"configured",\
                 "otherConfiguredLimits":[],"used":2,"available":0,"holders":[{"permitId":"id","count":2,\

@@ -78,6 +78,12 @@ class InvalidPropertiesFailureReportTest {
             "defaults.local-permits       | few        | 'few' is not a whole number     | a whole number from 1 to 1000000",
             "semaphores.reports.local-permits | -1     | must be between 1 and 1000000   | a whole number from 1 to 1000000",
             "semaphores.reports.local-permits | half   | 'half' is not a whole number    | a whole number from 1 to 1000000",
+            "defaults.rate-limit          | 0          | must be between 1 and 100000; leave it out for no rate limit | a whole number from 1 to 100000",
+            "defaults.rate-limit          | 100001     | must be between 1 and 100000; leave it out for no rate limit | a whole number from 1 to 100000",
+            "defaults.rate-limit          | many       | 'many' is not a whole number    | a whole number from 1 to 100000",
+            "semaphores.reports.rate-limit | -1        | must be between 1 and 100000    | a whole number from 1 to 100000",
+            "defaults.rate-period         | 10ms       | must be between 100ms and 24h   | a duration from 100ms to 24h" + DURATION,
+            "semaphores.reports.rate-period | 25h      | must be between 100ms and 24h   | a duration from 100ms to 24h" + DURATION,
             "aspect-order                 | lots       | 'lots' is not a whole number    | a whole number from -2147483648 to 2147483647",
             "aspect-order                 | 2147483648 | '2147483648' is not a whole number | a whole number from -2147483648 to 2147483647",
             "waiter-heartbeat             | 500ms      | must be between 1s and 1h       | a duration from 1s to 1h" + DURATION,
@@ -231,7 +237,7 @@ class InvalidPropertiesFailureReportTest {
                 .contains("Write each setting as a property of its own: distributed-semaphore.semaphores.reports."
                         + "<setting>, where <setting> is one of permits, lease-time, wait-time, fair, auto-renew, replicas, "
                         + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts, when-unavailable, "
-                        + "local-permits.");
+                        + "local-permits, rate-limit, rate-period.");
     }
 
     @Test

@@ -20,7 +20,8 @@ class UnknownPropertiesFailureReportTest {
 
     private static final String PREFIX = "distributed-semaphore.";
     private static final String SEMAPHORE_SETTINGS = "permits, lease-time, wait-time, fair, auto-renew, replicas, "
-            + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts, when-unavailable, local-permits";
+            + "replication-timeout, total-permits, max-waiters, reject-predicted-timeouts, when-unavailable, local-permits, "
+            + "rate-limit, rate-period";
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {

@@ -204,6 +204,21 @@ class SemaphoreMetricsTest {
                 .count();
     }
 
+    @Test
+    void countsRefusalsForTheRate() {
+        runner.run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            RedisSemaphore semaphore = context.getBean(SemaphoreRegistry.class).semaphore("rated",
+                    SemaphoreSettings.DEFAULTS.withPermits(2).withRateLimit(1, Duration.ofMinutes(1)));
+            semaphore.tryAcquire().orElseThrow().release();
+            assertThat(meters.get("semaphore.rejections").tags("name", "rated", "reason", "rate-limited").counter()
+                    .count()).isZero();
+            assertThat(semaphore.tryAcquire()).as("the window is full for a minute").isEmpty();
+            assertThat(meters.get("semaphore.rejections").tags("name", "rated", "reason", "rate-limited").counter()
+                    .count()).isEqualTo(1);
+        });
+    }
+
     private static double rejections(MeterRegistry meters, String reason) {
         return meters.get("semaphore.rejections").tags("name", "bounded", "reason", reason).counter().count();
     }
@@ -263,20 +278,20 @@ class SemaphoreMetricsTest {
             registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
             Permit busy = registry.semaphore("tenants", "globex", registry.settingsOf("tenants")).tryAcquire()
                     .orElseThrow();
-            // 14 (8, the 4 reasons of semaphore.rejections and the 2 modes of semaphore.admissions.without.redis):
+            // 15 (8, the 5 reasons of semaphore.rejections and the 2 modes of semaphore.admissions.without.redis):
             // the semaphore.acquire timer is the family's, tagged with the base name (made from the observation,
             // as everywhere), and is not among a key's meters
-            assertThat(namesTagged(meters, "tenants:acme")).hasSize(14);
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(15);
             assertThat(meters.get("semaphore.acquire").tags("name", "tenants", "outcome", "acquired").timer().count())
                     .isEqualTo(2);
 
             Engines.evictIdleKeyed(registry);
 
             assertThat(namesTagged(meters, "tenants:acme")).isEmpty();
-            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(14);
+            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(15);
             // used again: its meters are back, counters from 0
             registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
-            assertThat(namesTagged(meters, "tenants:acme")).hasSize(14);
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(15);
             busy.release();
         });
     }

@@ -49,6 +49,16 @@ class SemaphoreExceptionHandlerTest {
     }
 
     @Test
+    void aRefusalForTheRateSaysSoWithTheMomentTheWindowFreesASlotAsRetryAfter() {
+        ResponseEntity<ProblemDetail> answer = computing.rejected(refused(Reason.RATE_LIMITED, Duration.ofMillis(41200)));
+        assertThat(answer.getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("42");
+        assertThat(answer.getBody().getDetail()).isEqualTo("No permit of semaphore 'reports': refused at once, its "
+                + "rate limit is reached (predicted wait 41200 ms)");
+        assertThat(answer.getBody().getProperties()).contains(entry("reason", "rate-limited"),
+                entry("predictedWaitMillis", 41200L));
+    }
+
+    @Test
     void withoutAPredictionNoRetryAfterAndNoPredictedWait() {
         ResponseEntity<ProblemDetail> full = computing.rejected(refused(Reason.QUEUE_FULL, null));
         assertThat(full.getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isNull();

@@ -6,6 +6,7 @@ import io.github.redissemaphore.annotation.DistributedSemaphore;
 import io.github.redissemaphore.core.Permit;
 import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreRejectedException;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.SemaphoreUnavailableException;
@@ -199,6 +200,7 @@ class AclLeastPrivilegeTest {
             permitsThatMove(first.getBean(SemaphoreRegistry.class), second.getBean(SemaphoreRegistry.class));
             waitsThatEndWithoutAPermit(first.getBean(SemaphoreRegistry.class), second.getBean(SemaphoreRegistry.class));
             grantsThatWaitForTheReplica(second.getBean(SemaphoreRegistry.class));
+            grantsWithinARate(first.getBean(SemaphoreRegistry.class));
             // a server whose script cache is empty (restart, failover): the script is sent with EVAL
             server.adminCommand("SCRIPT", "FLUSH");
             assertThat(first.getBean(SemaphoreRegistry.class).semaphore("pool").state().used()).isZero();
@@ -278,6 +280,21 @@ class AclLeastPrivilegeTest {
 
         all.release();
         assertThat(pool.state().used()).isZero();
+    }
+
+    /**
+     * A rate of 1 grant per 100 ms: a grant pushes its time onto the window (RPUSH, LLEN), the next
+     * finds the window full (LINDEX), and once its slot has aged out drops it (LTRIM).
+     */
+    private static void grantsWithinARate(SemaphoreRegistry registry) {
+        RedisSemaphore rated = registry.semaphore("rated",
+                SemaphoreSettings.DEFAULTS.withPermits(3).withRateLimit(1, Duration.ofMillis(100)));
+        rated.tryAcquire().orElseThrow().release();
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> rated.tryAcquire().map(permit -> {
+                    permit.release();
+                    return true;
+                }).orElse(false));
     }
 
     /** {@code replicas=1}: each grant is written to a marker key and waited for with WAIT. */

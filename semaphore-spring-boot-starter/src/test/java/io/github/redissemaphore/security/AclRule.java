@@ -15,7 +15,8 @@ import java.util.List;
  *     operation ({@code ScriptRunner}); the commands the scripts run are checked against the
  *     same user, hence {@code TIME HMGET HGET HSET HDEL ZADD ZREM ZRANGE ZRANGEBYSCORE ZSCORE ZCARD
  *     PEXPIREAT PERSIST PUBLISH} (the {@code redis.call}s of the Lua scripts; {@code PERSIST} when a
- *     runtime limit is set);</li>
+ *     runtime limit is set; {@code RPUSH LLEN LINDEX LTRIM} for the window of a semaphore with a
+ *     {@code rate-limit});</li>
  * <li>{@code SUBSCRIBE} and, when it stops, {@code UNSUBSCRIBE} followed by {@code PING}: the inbox
  *     channel {@code <prefix>:inbox:<client id>} through Spring Data Redis's
  *     {@code RedisMessageListenerContainer} ({@code LettuceSubscription} sends the PING to close the
@@ -38,7 +39,7 @@ final class AclRule {
     static final List<String> COMMANDS = List.of(
             "evalsha", "eval",
             "time", "hmget", "hget", "hset", "hdel", "zadd", "zrem", "zrange", "zrangebyscore", "zrangebylex",
-            "zscore", "zcard", "hgetall",
+            "zscore", "zcard", "hgetall", "rpush", "llen", "lindex", "ltrim",
             "pexpireat", "persist", "publish",
             "subscribe", "unsubscribe", "ping");
 

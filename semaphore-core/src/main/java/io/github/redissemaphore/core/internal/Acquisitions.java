@@ -215,7 +215,7 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                     reject(pending);
                 }
             }
-            case FULL, TOO_LONG -> {
+            case FULL, TOO_LONG, RATE_LIMITED -> {
                 if (pending.end(false) != null) {
                     refuseAtOnce(pending, replied);
                 }
@@ -420,14 +420,21 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                 new SemaphoreRejectedException(name(), pending.count, pending.maxWait));
     }
 
-    /** Redis refused to queue the caller: the queue was full, or its predicted wait too long. */
+    /**
+     * Redis refused to queue the caller: the queue was full, or its predicted wait too long; or it
+     * did not wait and the rate's window had no slot (the prediction is then when one frees).
+     */
     private void refuseAtOnce(PendingAcquisition pending, Acquired reply) {
         Duration predicted = reply.predictedWaitMillis() >= 0 ? Duration.ofMillis(reply.predictedWaitMillis()) : null;
         boolean full = reply.status() == Acquired.Status.FULL;
+        boolean rate = reply.status() == Acquired.Status.RATE_LIMITED;
         String why = full
                 ? "at once: queue full: " + reply.usage().waiters() + " of " + settings.maxWaiters() + " waiting"
+                : rate ? "now: the rate's window is full: " + settings.rateLimit() + " grants per "
+                        + settings.ratePeriod().toMillis() + " ms"
                 : "at once: its predicted wait is longer than the " + pending.maxWait.toMillis() + " ms it allows";
         SemaphoreRejectedException.Reason reason = full ? SemaphoreRejectedException.Reason.QUEUE_FULL
+                : rate ? SemaphoreRejectedException.Reason.RATE_LIMITED
                 : SemaphoreRejectedException.Reason.PREDICTED_WAIT_TOO_LONG;
         forget(pending);
         context.listeners().rejected(name(), pending.count, reason);

@@ -69,7 +69,7 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
         // A key of a capped semaphore lives in its cap's keys; the registry makes no capped one without a key.
         SemaphoreKeys keys = settings.capped() && key != null
                 ? SemaphoreKeys.capped(keyPrefix, baseName, key, settings.totalPermits())
-                : SemaphoreKeys.of(keyPrefix, name);
+                : SemaphoreKeys.of(keyPrefix, name).withRate(settings.rateLimit(), settings.ratePeriod());
         this.identity = new SemaphoreIdentity(baseName, key, keys, settings, context.inbox().channel(keys));
         this.context = context;
         this.liveSemaphores = liveSemaphores;

@@ -160,6 +160,10 @@ final class ReplyFigures {
         private final Warnings registry;
         /** Other configured limits seen -> when last seen. */
         private final Map<Integer, Seen> others = new ConcurrentHashMap<>();
+        /** This JVM's rate, as the scripts tell it ("<rate-limit>/<rate-period ms>", "-": none). */
+        private final String rate;
+        /** Other rates warned about, once each per semaphore. */
+        private final Set<String> otherRates = ConcurrentHashMap.newKeySet();
 
         LimitMismatch(String name, String baseName, int configured, Duration forgetAfter, Warnings registry) {
             this(name, baseName, configured, forgetAfter, registry, false);
@@ -167,6 +171,13 @@ final class ReplyFigures {
 
         /** @param cap whether {@code configured} is the cap of a capped semaphore (its total permits) */
         LimitMismatch(String name, String baseName, int configured, Duration forgetAfter, Warnings registry, boolean cap) {
+            this(name, baseName, configured, forgetAfter, registry, cap, "-");
+        }
+
+        /** @param rate this JVM's rate of the semaphore, "<rate-limit>/<rate-period ms>", or "-" for none */
+        LimitMismatch(String name, String baseName, int configured, Duration forgetAfter, Warnings registry, boolean cap,
+                      String rate) {
+            this.rate = rate;
             this.cap = cap;
             this.name = name;
             this.baseName = baseName;
@@ -178,6 +189,18 @@ final class ReplyFigures {
         /** Takes in a reply's figures. A runtime limit in Redis makes every JVM use it: no mismatch then. */
         void seen(Usage usage) {
             seen(usage.previousConfiguredLimit(), usage.overridden());
+            String other = usage.otherRate();
+            if (other != null && !other.equals(rate) && otherRates.add(other)) {
+                // Each JVM grants up to its own rate: the fleet's is what neither side believes.
+                log.warn("Semaphore '{}' is configured with {} in this JVM but with {} in another one: each JVM grants"
+                        + " up to its own rate until they agree. Configure the same rate-limit and rate-period"
+                        + " everywhere", name, describe(rate), describe(other));
+            }
+        }
+
+        private static String describe(String rate) {
+            String[] parts = rate.split("/");
+            return parts.length == 2 ? "rate-limit " + parts[0] + " per " + parts[1] + " ms" : "no rate limit";
         }
 
         /**
@@ -246,7 +269,8 @@ final class ReplyFigures {
 
         /** @return the mismatch tracker of one semaphore, sharing this registry's warnings */
         LimitMismatch of(String name, String baseName, SemaphoreSettings settings) {
-            return new LimitMismatch(name, baseName, settings.permits(), forgetAfter(settings), this);
+            return new LimitMismatch(name, baseName, settings.permits(), forgetAfter(settings), this, false,
+                    settings.limitsRate() ? settings.rateLimit() + "/" + settings.ratePeriod().toMillis() : "-");
         }
 
         /** @return the mismatch tracker of the cap of the capped semaphore {@code baseName} (its total permits) */

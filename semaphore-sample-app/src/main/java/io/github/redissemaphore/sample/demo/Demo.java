@@ -20,7 +20,8 @@ import java.util.stream.IntStream;
  * configured one if it answers, else an embedded one), fires a burst of report requests at both
  * and, at the same moment, a flood of exports from one tenant and a few from each other tenant,
  * prints a progress line per second and a final table with each tenant's queue and waits, and
- * says whether the limits held.
+ * says whether the limits held; then a burst of payments, against both clauses of a provider's
+ * contract ({@link Payments}), and whether neither was broken.
  *
  * <p>How many calls run inside the guarded methods at once is counted by the sample's own
  * {@link InFlightCounter} around the method bodies, not taken from the library under test.
@@ -78,6 +79,10 @@ public final class Demo {
                 heartbeat.doing(null);
                 out.println();
                 out.print(result.table());
+                heartbeat.doing("firing the payments");
+                out.println();
+                Payments.fire(fleet, out);
+                heartbeat.doing(null);
                 forgetCounts(fleet, settings);
                 if (settings.keepRunning()) {
                     LiveView.showUntilStopped(fleet, out);

@@ -69,9 +69,12 @@ public record LiveState(@Nullable String instance, List<FleetMember> instances, 
      * @param waiters  the callers waiting, in the order they will be served
      * @param maxWaiters its queue's bound ({@code max-waiters}), 0 when it has none: the page marks
      *                 the queue full when that many wait, as new callers are then refused at once
+     * @param rateLimit its {@code rate-limit}, 0 when it has none
+     * @param ratePeriodMillis its {@code rate-period}, 0 when it has no rate
+     * @param rateGrants the grants of its last {@code rate-period}, fleet-wide, as Redis holds them (0 without a rate)
      */
     public record SemaphoreView(String name, int limit, int used, long inFlight, List<HolderView> holders,
-            List<WaiterView> waiters, int maxWaiters) {
+            List<WaiterView> waiters, int maxWaiters, int rateLimit, long ratePeriodMillis, int rateGrants) {
     }
 
     /**

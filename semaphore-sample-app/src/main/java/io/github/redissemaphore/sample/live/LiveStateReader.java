@@ -1,6 +1,7 @@
 package io.github.redissemaphore.sample.live;
 
 import io.github.redissemaphore.core.SemaphoreRegistry;
+import io.github.redissemaphore.core.SemaphoreSettings;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.sample.exports.ExportService;
 import io.github.redissemaphore.sample.inflight.InFlightCounter;
@@ -10,6 +11,7 @@ import io.github.redissemaphore.sample.live.LiveState.CapView;
 import io.github.redissemaphore.sample.live.LiveState.HolderView;
 import io.github.redissemaphore.sample.live.LiveState.SemaphoreView;
 import io.github.redissemaphore.sample.live.LiveState.WaiterView;
+import io.github.redissemaphore.sample.payments.PaymentService;
 import io.github.redissemaphore.sample.reports.ReportService;
 
 import java.util.ArrayList;
@@ -49,7 +51,8 @@ public class LiveStateReader {
 
     /** @return the semaphores the page shows: reports, then the exports of each configured tenant */
     public List<String> semaphoreNames() {
-        return Stream.concat(Stream.of(ReportService.SEMAPHORE), tenants.stream().map(ExportService::semaphoreOf))
+        return Stream.concat(Stream.of(ReportService.SEMAPHORE, PaymentService.SEMAPHORE),
+                        tenants.stream().map(ExportService::semaphoreOf))
                 .toList();
     }
 
@@ -98,8 +101,11 @@ public class LiveStateReader {
                         instanceOf(waiter.owner(), members),
                         waiter.predictedWait() == null ? null : waiter.predictedWait().toMillis()))
                 .toList();
+        SemaphoreSettings settings = registry.settingsOf(name);
+        SemaphoreState.RateWindow window = state.rateWindow();
         return new SemaphoreView(name, state.limit(), state.used(), inFlight.read(name).now(), holders, waiters,
-                registry.settingsOf(name).maxWaiters());
+                settings.maxWaiters(), settings.rateLimit(), settings.ratePeriod().toMillis(),
+                window == null ? 0 : window.grants());
     }
 
     private static @Nullable String instanceOf(String owner, List<FleetMember> members) {

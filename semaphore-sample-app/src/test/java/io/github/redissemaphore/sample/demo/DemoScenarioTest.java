@@ -33,6 +33,8 @@ class DemoScenarioTest {
                 // above the demo's own prefix for a run: only keys of the test's prefix on the test's Redis
                 "--distributed-semaphore.key-prefix=" + redis.keyPrefix());
 
+        // (the demo's output in the test's log, as a person running it saw it)
+        System.out.print(printed.toString(StandardCharsets.UTF_8));
         LimitCheck reports = result.reports();
         assertThat(reports.permits()).isEqualTo(3);
         assertThat(reports.maxInside()).as("never more reports inside than permits, and the limit was used")
@@ -59,6 +61,9 @@ class DemoScenarioTest {
         assertThat(result.exitCode()).isEqualTo(DemoResult.PASSED);
         assertThat(printed.toString(StandardCharsets.UTF_8)).contains("PASS", "wait p99", "acme queues ",
                 "(flooding)", "acme queued behind its own 2 permits; the other tenants waited at most ");
+        // The payments' two clauses, checked from what each charge reported (its start and end).
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("payments: 40 of 40 served; at most 5 inside at"
+                + " once (permits 5)", "(rate-limit 10 per 1000 ms)", "both clauses held");
         // Never silent for long, however slow the machine: a person watching knows it is alive.
         assertThat(printed.longestGapMillis(startNanos)).as("longest silence of the demo, ms, in:%n%s", printed)
                 .isLessThanOrEqualTo(5_000);

@@ -52,7 +52,7 @@ class LiveStateTest extends SharedRedisApplicationTest {
         assertThat(state.instances()).extracting(FleetMember::name).contains(state.instance());
         assertThat(state.forceReleasePath()).as("read-only by default: no delete operation").isNull();
         assertThat(state.semaphores()).extracting(SemaphoreView::name)
-                .containsExactly("reports", "exports:acme", "exports:globex", "exports:initech");
+                .containsExactly("reports", "payments", "exports:acme", "exports:globex", "exports:initech");
         assertThat(SampleHttp.of(context).get("/live/state").body()).contains("\"forceReleasePath\":null");
     }
 
@@ -84,6 +84,13 @@ class LiveStateTest extends SharedRedisApplicationTest {
             assertThat(state.semaphores()).filteredOn(view -> view.name().equals("reports")).singleElement()
                     .satisfies(view -> assertThat(view.maxWaiters())
                             .isEqualTo(context.getBean(SemaphoreRegistry.class).settingsOf("reports").maxWaiters()));
+            // the payments' rate, by which the page shows the window's use
+            assertThat(state.semaphores()).filteredOn(view -> view.name().equals("payments")).singleElement()
+                    .satisfies(view -> {
+                        assertThat(view.rateLimit()).isEqualTo(10);
+                        assertThat(view.ratePeriodMillis()).isEqualTo(1000);
+                        assertThat(view.rateGrants()).isBetween(0, 10);
+                    });
             HolderView theirs = holderOf(state, "reports");
             assertThat(theirs.permitId()).isEqualTo(elsewhere.id());
             assertThat(theirs.fencingToken()).isEqualTo(String.valueOf(elsewhere.fencingToken()));

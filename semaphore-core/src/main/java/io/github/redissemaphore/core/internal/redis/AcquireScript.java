@@ -74,7 +74,9 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
             /** refused: the queue was full (Q1) */
             FULL,
             /** refused: its predicted wait was longer than it allowed (Q2) */
-            TOO_LONG
+            TOO_LONG,
+            /** refused: it did not wait, and the rate's window had no slot (R1); predicted: until one frees */
+            RATE_LIMITED
         }
     }
 

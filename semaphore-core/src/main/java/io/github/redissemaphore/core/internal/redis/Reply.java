@@ -74,8 +74,9 @@ public final class Reply {
         }
         int previous = Integer.parseInt(limits[0]);
         int override = Integer.parseInt(limits[1]);
+        // (a third entry: the other rate of a rate mismatch, see _rate.lua)
         return new Usage((int) at(0), override > 0 ? override : limit, (int) at(1), at(2), at(3), previous,
-                override);
+                override, null, limits.length == 3 ? limits[2] : null);
     }
 
     /**

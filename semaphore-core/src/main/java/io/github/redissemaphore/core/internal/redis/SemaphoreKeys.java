@@ -1,6 +1,7 @@
 package io.github.redissemaphore.core.internal.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,14 +15,18 @@ import org.jspecify.annotations.Nullable;
  * (heads, ready: see {@code _keys.lua}); the script calls then carry the cap and the key in ARGV 1.
  *
  * @param name         the semaphore name ({@code "exports:acme"}; of a call about a cap as a whole, its base name)
- * @param all          deadlines, state, queue (and heads, ready when capped): the KEYS of every script, in order
+ * @param all          deadlines, state, queue (and heads, ready when capped; rate with a rate): the KEYS of every
+ *                     script, in order
  * @param encoded      the same keys in UTF-8, encoded once
  * @param totalPermits the cap of a capped semaphore ({@code total-permits}), else 0: {@code TOTAL_TEXT} in the
  *                     scripts
  * @param key          the key within a capped semaphore; null for a call about the cap as a whole, or uncapped
+ * @param rate         of a semaphore with a rate ({@link #withRate}), {@code "<rate-limit> <rate-period ms>"},
+ *                     which every call carries after its limit in ARGV 1 ({@code RATE_TEXT} in the scripts);
+ *                     else empty
  */
 public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded, int totalPermits,
-                            @Nullable String key) {
+                            @Nullable String key, String rate) {
 
     /** @return the keys of {@code name} under {@code prefix} */
     public static SemaphoreKeys of(String prefix, String name) {
@@ -51,7 +56,28 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded,
                                       @Nullable String key) {
         List<String> all = suffixes.stream().map(suffix -> base + suffix).toList();
         return new SemaphoreKeys(name, all, all.stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).toList(),
-                totalPermits, key);
+                totalPermits, key, "");
+    }
+
+    /**
+     * @param rateLimit  grants per {@code ratePeriod} ({@code rate-limit}); 0: no rate, these keys as they are
+     * @param ratePeriod the window of the rate, whole milliseconds
+     * @return these keys with the rate's window, a fourth key in the same slot ({@code _rate.lua}),
+     *         and the rate carried by every call
+     * @throws IllegalArgumentException for a capped semaphore, whose keys take no rate
+     */
+    public SemaphoreKeys withRate(int rateLimit, Duration ratePeriod) {
+        if (rateLimit == 0) {
+            return this;
+        }
+        if (totalPermits > 0) {
+            throw new IllegalArgumentException("A capped semaphore (totalPermits above 0) takes no rateLimit");
+        }
+        List<String> keys = new ArrayList<>(all);
+        keys.add(base() + "rate");
+        return new SemaphoreKeys(name, List.copyOf(keys),
+                keys.stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).toList(), totalPermits, key,
+                rateLimit + " " + ratePeriod.toMillis());
     }
 
     /**
@@ -62,6 +88,11 @@ public record SemaphoreKeys(String name, List<String> all, List<byte[]> encoded,
      *         and a capped semaphore's {@code limit} {@code LIMIT_TEXT} (see {@code _names.lua})
      */
     List<String> argv(List<String> args) {
+        if (!rate.isEmpty()) {
+            List<String> rated = new ArrayList<>(args);
+            rated.set(0, args.get(0) + " " + rate);
+            return rated;
+        }
         if (totalPermits == 0) {
             return args;
         }

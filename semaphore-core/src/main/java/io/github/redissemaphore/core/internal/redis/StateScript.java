@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -52,6 +53,16 @@ public record StateScript(String name, String baseName, int limit, int most)
         return List.of(String.valueOf(limit), String.valueOf(most));
     }
 
+    /** @return the rate's window (state.lua's fourth entry), or null for a semaphore without a rate */
+    private static SemaphoreState.@Nullable RateWindow window(Reply reply) {
+        if (reply.size() < 4) {
+            return null;
+        }
+        List<?> window = reply.list(3);
+        return new SemaphoreState.RateWindow((int) Reply.number(window.get(0)),
+                Duration.ofMillis(Reply.number(window.get(1))));
+    }
+
     /**
      * Holders as [id, count, token, owner, lease left ms (, key)]; waiters as [id, count, owner (,
      * key)], in queue order (a capped semaphore's entries name their key).
@@ -88,6 +99,6 @@ public record StateScript(String name, String baseName, int limit, int most)
                 waiters, limit, usage.overridden() ? SemaphoreState.OVERRIDE : SemaphoreState.CONFIGURED,
                 total == null ? null : new SemaphoreState.Total(baseName, total.limit(), total.used(),
                         total.available(), total.waiters(), total.override() > 0 ? SemaphoreState.OVERRIDE
-                        : SemaphoreState.CONFIGURED)));
+                        : SemaphoreState.CONFIGURED), window(reply)));
     }
 }

@@ -11,14 +11,26 @@ import org.jspecify.annotations.Nullable;
  * @param serverMicros            Redis server time of the reply: tells which of two figures is newer
  * @param earliestLeaseEndMillis  how long until the earliest lease ends, at most (-1: no lease), so
  *                                a JVM with waiters can call again the moment an expired lease
- *                                frees a permit
+ *                                frees a permit; with a rate whose window is full while others
+ *                                wait, at most the ms until the window frees a slot, so the
+ *                                waiting JVMs call again then (_rate.lua, R3)
  * @param previousConfiguredLimit the configured limit the previous call carried (0: none known),
  *                                from which a JVM configured otherwise learns of the mismatch
  * @param override                the runtime limit set in Redis (0: none)
  * @param total                   of a capped semaphore's key, the figures of its cap; else null
+ * @param otherRate               the rate another JVM's call left in Redis when it differs from this
+ *                                call's ({@code "<rate-limit>/<rate-period ms>"}, {@code "-"}: that call
+ *                                had none); null when they agree or none is known
  */
 public record Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis,
-                    int previousConfiguredLimit, int override, @Nullable Total total) {
+                    int previousConfiguredLimit, int override, @Nullable Total total, @Nullable String otherRate) {
+
+    /** Figures of a semaphore without a rate mismatch. */
+    public Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis,
+                 int previousConfiguredLimit, int override, @Nullable Total total) {
+        this(used, limit, waiters, serverMicros, earliestLeaseEndMillis, previousConfiguredLimit, override, total,
+                null);
+    }
 
     /** Figures of a semaphore without a cap. */
     public Usage(int used, int limit, int waiters, long serverMicros, long earliestLeaseEndMillis,
