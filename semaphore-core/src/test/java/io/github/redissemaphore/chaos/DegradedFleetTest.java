@@ -180,7 +180,8 @@ class DegradedFleetTest {
                         StandardCharsets.UTF_8))) {
                     for (String line = in.readLine(); line != null; line = in.readLine()) {
                         lines.add(line);
-                        if (line.contains("WARN") || line.contains("INFO  [semaphore") || line.startsWith("summary")) {
+                        if (line.contains("WARN") || line.contains("INFO  [semaphore") || line.startsWith("summary")
+                                || line.contains("Exception") || Boolean.getBoolean("fleet.all")) {
                             System.out.println("[w" + workers.size() + "] " + line);
                         }
                     }
