@@ -5,7 +5,6 @@ import io.github.redissemaphore.core.internal.redis.ScriptRunner;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,6 +22,9 @@ import org.springframework.scheduling.TaskScheduler;
  * one call per base name every {@link #PERIOD}, none while Redis is down), and keeps the
  * instances Redis last showed. While Redis cannot be reached, it takes its part of the permits by
  * its rank among them, so the parts of the instances last seen add up to the permits exactly.
+ * "Last seen" is every instance a reply of the last {@link #SEEN_FOR} before the newest reply
+ * named: a reply that came late or not at all, or one made before another instance recorded
+ * itself, does not make this instance forget one it saw (its share is the smaller for it).
  */
 final class FleetShares {
 
@@ -39,8 +41,8 @@ final class FleetShares {
     private final String instance = Ids.clientId();
     /** The base names this instance records itself for, with the key it does so on. */
     private final Map<String, SemaphoreKeys> used = new ConcurrentHashMap<>();
-    /** The instances Redis last showed per base name, sorted: the ranks. */
-    private final Map<String, List<String>> lastSeen = new ConcurrentHashMap<>();
+    /** Per base name, each instance the replies named, with the System.nanoTime() of the newest reply that did. */
+    private final Map<String, Map<String, Long>> seen = new ConcurrentHashMap<>();
     /** Guards the start of {@code announcing}. */
     private final ReentrantLock lock = new ReentrantLock();
     private volatile @Nullable ScheduledFuture<?> announcing;
@@ -78,19 +80,28 @@ final class FleetShares {
      *         rank; 0 while Redis has not shown this instance among them
      */
     int share(String baseName, int permits) {
-        List<String> seen = lastSeen.get(baseName);
-        int rank = seen == null ? -1 : seen.indexOf(instance);
-        if (seen == null || rank < 0) {
+        List<String> instances = lastSeen(baseName);
+        int rank = instances.indexOf(instance);
+        if (rank < 0) {
             return 0;
         }
-        int instances = seen.size();
-        return permits / instances + (rank < permits % instances ? 1 : 0);
+        return permits / instances.size() + (rank < permits % instances.size() ? 1 : 0);
     }
 
     /** @return how many instances Redis last showed using {@code baseName} (0: none yet) */
     int instancesSeen(String baseName) {
-        List<String> seen = lastSeen.get(baseName);
-        return seen == null ? 0 : seen.size();
+        return lastSeen(baseName).size();
+    }
+
+    /** @return the instances named within {@link #SEEN_FOR} before the newest reply, sorted: their ranks */
+    private List<String> lastSeen(String baseName) {
+        Map<String, Long> named = seen.get(baseName);
+        if (named == null) {
+            return List.of();
+        }
+        long newest = named.values().stream().mapToLong(Long::longValue).max().orElse(0);
+        return named.entrySet().stream().filter(e -> newest - e.getValue() <= SEEN_FOR.toNanos())
+                .map(Map.Entry::getKey).sorted().toList();
     }
 
     void stop() {
@@ -108,9 +119,11 @@ final class FleetShares {
 
     private void announce(String baseName, SemaphoreKeys keys) {
         runner.send(keys, new PresenceScript(instance, SEEN_FOR)).thenAccept(instances -> {
-            List<String> sorted = new ArrayList<>(instances);
-            sorted.sort(null);
-            lastSeen.put(baseName, List.copyOf(sorted));
+            long now = System.nanoTime();
+            Map<String, Long> named = seen.computeIfAbsent(baseName, name -> new ConcurrentHashMap<>());
+            instances.forEach(other -> named.put(other, now));
+            // Forget those long gone, so the map stays as small as the fleet.
+            named.values().removeIf(at -> now - at > 2 * SEEN_FOR.toNanos());
         });
     }
 }

@@ -6,8 +6,13 @@ import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.concurrent.locks.ReentrantLock;
@@ -65,7 +70,9 @@ final class Outage {
     /** Since when Redis is down for the semaphores, null while it is not. */
     private final AtomicReference<@Nullable Instant> downSince = new AtomicReference<>();
     /** Counts the settle times begun: a confirmation belongs to the latest, or to none. */
-    private final java.util.concurrent.atomic.AtomicLong settles = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong settles = new AtomicLong();
+    /** System.nanoTime() when the last outage ended. */
+    private volatile long recoveredNanos = System.nanoTime() - SETTLE.toNanos();
     /** Whether a settle time runs (guarded by {@code lock}). */
     private boolean settling;
 
@@ -92,11 +99,14 @@ final class Outage {
     /**
      * A call found Redis failing with {@code failure}.
      *
-     * @return whether that failure means Redis cannot be reached (no connection, no answer): then
-     *         the outage is on (it may have been already), and probed until Redis answers
+     * @return whether that failure means Redis cannot be reached: no connection (refused, closed
+     *         under the call), or no answer within the Redis timeout while nothing else this JVM
+     *         sent was answered for at least half that time either (late replies of a busy machine
+     *         are no outage); then the outage is on (it may have been already), and probed until
+     *         Redis answers
      */
     boolean found(Throwable failure) {
-        if (!unreachable(failure)) {
+        if (!unreachable(failure) || Reason.of(failure) == Reason.NO_ANSWER && !silent() || justRecovered()) {
             return false;
         }
         if (downSince.compareAndSet(null, Instant.now())) {
@@ -106,6 +116,48 @@ final class Outage {
             settles.incrementAndGet();
             recovering.settleFailed();
             probeLater();
+        }
+        return true;
+    }
+
+    /**
+     * @return whether the last outage ended less than {@link #SETTLE} ago: a failure then is the
+     *         caller's (as with reject), not a new outage, so that a call caught in the recovery
+     *         (sent before, answered late) does not send an instance back to deciding alone while
+     *         the others go through Redis
+     */
+    private boolean justRecovered() {
+        return downSince.get() == null && System.nanoTime() - recoveredNanos < SETTLE.toNanos();
+    }
+
+    /** @return whether Redis has answered none of this JVM's calls for half the Redis timeout or more */
+    private boolean silent() {
+        return System.nanoTime() - runner.unansweredSinceNanos() >= runner.timeout().toNanos() / 2;
+    }
+
+    /**
+     * @return whether {@code failure} says Redis cannot be reached, as opposed to a Redis that
+     *         answers and refuses (an ACL, a missing command, a script's error), replicas that did
+     *         not acknowledge, a call cancelled, or a registry shutting down: those are no outage,
+     *         and stay loud
+     */
+    static boolean unreachable(Throwable failure) {
+        Reason reason = Reason.of(failure);
+        if (reason == Reason.NO_ANSWER || reason == Reason.UNREACHABLE) {
+            return true;
+        }
+        if (reason != Reason.UNAVAILABLE) {
+            return false;
+        }
+        // UNAVAILABLE: any other failure; an outage only if nothing in it says Redis answered or
+        // the call was given up here.
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable c = failure; c != null && seen.add(c); c = c.getCause()) {
+            String type = c.getClass().getSimpleName();
+            if (c instanceof CancellationException || type.contains("CommandExecution")
+                    || type.contains("NoScript") || type.contains("Busy")) {
+                return false;
+            }
         }
         return true;
     }
@@ -134,15 +186,6 @@ final class Outage {
         }
     }
 
-    /**
-     * @return whether {@code failure} says Redis cannot be reached, as opposed to a Redis that
-     *         answers and refuses (an ACL, a missing command), replicas that did not acknowledge,
-     *         or a registry shutting down: those are no outage, and stay loud
-     */
-    static boolean unreachable(Throwable failure) {
-        Reason reason = Reason.of(failure);
-        return reason == Reason.NO_ANSWER || reason == Reason.UNREACHABLE || reason == Reason.UNAVAILABLE;
-    }
 
     private void probeLater() {
         if (closed.getAsBoolean()) {
@@ -191,6 +234,7 @@ final class Outage {
             try {
                 since = downSince.getAndSet(null);
                 settling = false;
+                recoveredNanos = System.nanoTime();
             } finally {
                 lock.unlock();
             }
