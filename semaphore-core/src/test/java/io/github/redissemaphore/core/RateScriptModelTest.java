@@ -61,6 +61,7 @@ class RateScriptModelTest {
         commands = new RawScripts(server.connectionFactory());
         redis = new StringRedisTemplate(server.connectionFactory());
         prefix = server.keyPrefix();
+        RateCostTest.warm(commands, prefix);
     }
 
     @Test

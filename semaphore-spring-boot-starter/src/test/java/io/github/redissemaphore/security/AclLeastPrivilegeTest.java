@@ -283,18 +283,17 @@ class AclLeastPrivilegeTest {
     }
 
     /**
-     * A rate of 1 grant per 100 ms: a grant pushes its time onto the window (RPUSH, LLEN), the next
-     * finds the window full (LINDEX), and once its slot has aged out drops it (LTRIM).
+     * A rate of 3 grants per 300 ms, asked for every 20 ms: each grant pushes its time onto the
+     * window (RPUSH, LLEN), a caller that finds it full reads its oldest (LINDEX), and one that
+     * comes once the oldest aged out, while the newer keep the window, drops it (LTRIM).
      */
     private static void grantsWithinARate(SemaphoreRegistry registry) {
         RedisSemaphore rated = registry.semaphore("rated",
-                SemaphoreSettings.DEFAULTS.withPermits(3).withRateLimit(1, Duration.ofMillis(100)));
-        rated.tryAcquire().orElseThrow().release();
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
-                .until(() -> rated.tryAcquire().map(permit -> {
-                    permit.release();
-                    return true;
-                }).orElse(false));
+                SemaphoreSettings.DEFAULTS.withPermits(3).withRateLimit(3, Duration.ofMillis(300)));
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            rated.tryAcquire().ifPresent(Permit::release);
+            return server.commandCalls().containsKey("ltrim");
+        });
     }
 
     /** {@code replicas=1}: each grant is written to a marker key and waited for with WAIT. */
