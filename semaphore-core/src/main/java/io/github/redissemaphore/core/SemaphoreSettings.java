@@ -119,8 +119,7 @@ public record SemaphoreSettings(int permits, Duration leaseTime, Duration waitTi
     /** Settings without a bound on the queue. */
     public SemaphoreSettings(int permits, Duration leaseTime, Duration waitTime, boolean fair, boolean autoRenew,
                              int replicas, Duration replicationTimeout, int totalPermits) {
-        this(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout, totalPermits, 0, false, 0,
-                Duration.ZERO);
+        this(permits, leaseTime, waitTime, fair, autoRenew, replicas, replicationTimeout, totalPermits, 0, false);
     }
 
     /** Settings without a shared cap. */

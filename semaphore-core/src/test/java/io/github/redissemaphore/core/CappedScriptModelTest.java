@@ -79,7 +79,7 @@ class CappedScriptModelTest {
 
     @BeforeEach
     void connect(RedisServer server) {
-        scripts = new RawScripts(server.connectionFactory());
+        scripts = new RawScripts(server.connectionFactory(RawScripts.TIMEOUT));
         redis = new StringRedisTemplate(server.connectionFactory());
         prefix = server.keyPrefix();
         inbox = prefix + ":inbox:nobody";

@@ -47,7 +47,7 @@ class QueueBoundTest {
 
     @BeforeEach
     void connect(RedisServer server) {
-        commands = new RawScripts(server.connectionFactory());
+        commands = new RawScripts(server.connectionFactory(RawScripts.TIMEOUT));
         redis = new StringRedisTemplate(server.connectionFactory());
         prefix = server.keyPrefix();
     }

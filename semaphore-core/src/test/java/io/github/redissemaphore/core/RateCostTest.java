@@ -38,7 +38,7 @@ class RateCostTest {
     @BeforeEach
     void connect(RedisServer server) {
         this.server = server;
-        this.scripts = new RawScripts(server.connectionFactory());
+        this.scripts = new RawScripts(server.connectionFactory(RawScripts.TIMEOUT));
         this.redis = new StringRedisTemplate(server.connectionFactory());
         this.prefix = server.keyPrefix();
         warm(scripts, prefix);

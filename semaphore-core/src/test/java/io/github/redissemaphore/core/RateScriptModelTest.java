@@ -58,7 +58,7 @@ class RateScriptModelTest {
 
     @BeforeEach
     void connect(RedisServer server) {
-        commands = new RawScripts(server.connectionFactory());
+        commands = new RawScripts(server.connectionFactory(RawScripts.TIMEOUT));
         redis = new StringRedisTemplate(server.connectionFactory());
         prefix = server.keyPrefix();
         RateCostTest.warm(commands, prefix);

@@ -29,6 +29,13 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  */
 final class RawScripts {
 
+    /**
+     * The command timeout the tests give the factory of their script calls: they test what the
+     * scripts do, not how fast, and a loaded machine that runs test classes side by side can keep
+     * a first call (its connection, the script's first EVAL) past the library's 2 s.
+     */
+    static final Duration TIMEOUT = Duration.ofSeconds(10);
+
     private final ScriptRunner runner;
 
     RawScripts(RedisConnectionFactory factory) {

@@ -32,7 +32,7 @@ class RenewSweepTest {
 
     @BeforeEach
     void connect(RedisServer server) {
-        scripts = new RawScripts(server.connectionFactory());
+        scripts = new RawScripts(server.connectionFactory(RawScripts.TIMEOUT));
         prefix = server.keyPrefix();
     }
 

@@ -156,7 +156,7 @@ class ScriptInvariantsTest {
     @BeforeEach
     void connect(RedisServer server) {
         this.server = server;
-        RedisConnectionFactory factory = server.connectionFactory();
+        RedisConnectionFactory factory = server.connectionFactory(RawScripts.TIMEOUT);
         commands = new RawScripts(factory);
         redis = new StringRedisTemplate(factory);
         prefix = server.keyPrefix();

@@ -42,7 +42,7 @@ class WriteBackScriptTest {
     void writeBacksGoOverTheLimitAndNothingElseIsGrantedUntilTheyDrain(RedisServer server) {
         long seed = Long.getLong("writeback.seed", System.nanoTime());
         Random random = new Random(seed);
-        RedisConnectionFactory factory = server.connectionFactory();
+        RedisConnectionFactory factory = server.connectionFactory(RawScripts.TIMEOUT);
         RawScripts scripts = new RawScripts(factory);
         StringRedisTemplate redis = new StringRedisTemplate(factory);
         String inbox = server.keyPrefix() + ":inbox:nobody";
