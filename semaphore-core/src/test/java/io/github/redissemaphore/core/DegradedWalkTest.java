@@ -35,7 +35,7 @@ import static org.awaitility.Awaitility.await;
 @RedisTest
 class DegradedWalkTest {
 
-    private static final Duration TIMEOUT = Duration.ofMillis(500);
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
     private static final int PERMITS = 4;
     private static final int SHARE = 2;
 
@@ -64,7 +64,11 @@ class DegradedWalkTest {
                 String where = "seed " + seed + " step " + step;
                 int op = random.nextInt(10);
                 if (op < 3) {
-                    semaphore.tryAcquire(1 + random.nextInt(2), Duration.ZERO).ifPresent(held::add);
+                    try {
+                        semaphore.tryAcquire(1 + random.nextInt(2), Duration.ZERO).ifPresent(held::add);
+                    } catch (SemaphoreUnavailableException e) {
+                        // A call Redis did not answer in time, while others were: no outage, and the caller hears it.
+                    }
                 } else if (op < 5) {
                     Duration wait = Duration.ofMillis(random.nextInt(400));
                     long by = System.nanoTime() + wait.plus(TIMEOUT).plus(TIMEOUT).plusSeconds(2).toNanos();

@@ -69,7 +69,12 @@ class RateWitnessTest {
             long lateMs = noise.during(begin, System.nanoTime()).toMillis();
             assertThat(calls).hasSize(2 * THREADS * CALLS);
             calls.sort((a, b) -> Long.compare(a[0], b[0]));
-            long windowMs = PERIOD_MS - MARGIN_MS - lateMs;
+            // A start is seen after its grant by as long as its JVM took to get there (a JVM of its own, whose
+            // stalls this one's noise probe does not see): the token is the grant's server time, on this
+            // machine's clock, so each call's own delay is known, and the window less the longest of them is
+            // what the starts must keep.
+            long seenLateMs = calls.stream().mapToLong(call -> Math.max(0, call[0] - call[2]) / 1000).max().orElse(0);
+            long windowMs = PERIOD_MS - MARGIN_MS - Math.max(lateMs, seenLateMs);
             long closestMs = Long.MAX_VALUE;
             for (int i = 0; i + RATE < calls.size(); i++) {
                 long spanMs = (calls.get(i + RATE)[0] - calls.get(i)[0]) / 1000;
@@ -109,7 +114,7 @@ class RateWitnessTest {
                     calls.size(), seconds, achieved, limit, 100 * achieved / limit, RATE, closestMs, PERIOD_MS, most,
                     PERMITS, seenLate[seenLate.length / 2], seenLate[seenLate.length - 1], noise.stop());
             assertThat(closestMs).as("the closest %s+1 starts (window %s ms less %s ms margin and %s ms lateness)",
-                    RATE, PERIOD_MS, MARGIN_MS, lateMs).isGreaterThanOrEqualTo(windowMs);
+                    RATE, PERIOD_MS, MARGIN_MS, Math.max(lateMs, seenLateMs)).isGreaterThanOrEqualTo(windowMs);
             assertThat(achieved).as("the achieved rate under a backlog").isLessThanOrEqualTo(limit * 1.02)
                     .isGreaterThan(limit * 0.8);
         } finally {
