@@ -103,8 +103,11 @@ public class LiveStateReader {
                 .toList();
         SemaphoreSettings settings = registry.settingsOf(name);
         SemaphoreState.RateWindow window = state.rateWindow();
+        // (The rate in force, a runtime rate while one is set: the window tells it.)
+        boolean told = window != null && window.rateLimit() > 0;
         return new SemaphoreView(name, state.limit(), state.used(), inFlight.read(name).now(), holders, waiters,
-                settings.maxWaiters(), settings.rateLimit(), settings.ratePeriod().toMillis(),
+                settings.maxWaiters(), told ? window.rateLimit() : settings.rateLimit(),
+                told ? window.ratePeriod().toMillis() : settings.ratePeriod().toMillis(),
                 window == null ? 0 : window.grants());
     }
 
