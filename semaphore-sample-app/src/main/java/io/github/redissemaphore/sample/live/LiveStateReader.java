@@ -104,10 +104,10 @@ public class LiveStateReader {
         SemaphoreSettings settings = registry.settingsOf(name);
         SemaphoreState.RateWindow window = state.rateWindow();
         // (The rate in force, a runtime rate while one is set: the window tells it.)
-        boolean told = window != null && window.rateLimit() > 0;
+        SemaphoreState.RateWindow told = window != null && window.rateLimit() > 0 ? window : null;
         return new SemaphoreView(name, state.limit(), state.used(), inFlight.read(name).now(), holders, waiters,
-                settings.maxWaiters(), told ? window.rateLimit() : settings.rateLimit(),
-                told ? window.ratePeriod().toMillis() : settings.ratePeriod().toMillis(),
+                settings.maxWaiters(), told != null ? told.rateLimit() : settings.rateLimit(),
+                told != null ? told.ratePeriod().toMillis() : settings.ratePeriod().toMillis(),
                 window == null ? 0 : window.grants());
     }
 
