@@ -129,4 +129,40 @@ public interface RedisSemaphore {
      * @throws SemaphoreUnavailableException when Redis cannot be reached
      */
     void clearLimitOverride();
+
+    /**
+     * Sets the semaphore's rate in Redis at runtime: every JVM's calls follow it from their next
+     * call on, whatever their configured {@link SemaphoreSettings#rateLimit()} and
+     * {@link SemaphoreSettings#ratePeriod()}, until {@link #clearRateLimitOverride()}: at most
+     * {@code rateLimit} grants in any window of {@code ratePeriod}, fleet-wide. The window is the
+     * same (the grants made before count): a lower limit or a shorter period holds at once; a
+     * higher limit serves the queue at once. It takes no permit from a holder and gives no slot
+     * back. It lasts in Redis until cleared, even while the semaphore is idle (not across a loss of
+     * Redis' data). The permits' runtime limit ({@link #overrideLimit(int)}) is separate.
+     *
+     * @param rateLimit  the grants every JVM makes per {@code ratePeriod}, 1..{@value SemaphoreSettings#MAX_RATE_LIMIT}
+     * @param ratePeriod the window of the rate, {@value SemaphoreSettings#MIN_RATE_PERIOD_MILLIS} ms..24 h
+     * @throws IllegalArgumentException when {@code rateLimit} or {@code ratePeriod} is out of range
+     *         (nothing is written)
+     * @throws IllegalStateException when this semaphore is configured without a rate here (its
+     *         calls carry no window to apply one to)
+     * @throws SemaphoreUnavailableException when Redis cannot be reached
+     * @throws UnsupportedOperationException when this implementation cannot do it (the default)
+     */
+    default void overrideRateLimit(int rateLimit, Duration ratePeriod) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot override the rate");
+    }
+
+    /**
+     * Clears the runtime rate set by {@link #overrideRateLimit(int, Duration)}: each JVM
+     * follows its configured rate again (a higher one serves the queue at once). Does nothing when
+     * none is set.
+     *
+     * @throws IllegalStateException when this semaphore is configured without a rate here
+     * @throws SemaphoreUnavailableException when Redis cannot be reached
+     * @throws UnsupportedOperationException when this implementation cannot do it (the default)
+     */
+    default void clearRateLimitOverride() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot override the rate");
+    }
 }

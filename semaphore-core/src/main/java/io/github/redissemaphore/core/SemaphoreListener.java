@@ -36,6 +36,18 @@ public interface SemaphoreListener {
     }
 
     /**
+     * A caller of this JVM joined the queue of {@code semaphore} because the rate's window was full
+     * ({@link SemaphoreSettings#rateLimit()} grants in the last {@link SemaphoreSettings#ratePeriod()}),
+     * not for want of permits: the permits would have let it in (or the head it queued behind), so
+     * its grant waits for the window to free a slot. Heard after {@link #queued}, each time a
+     * caller joins the queue so (a re-join after its entry vanished counts again): what a counter
+     * of grants delayed by the rate counts (refusals by the rate are {@link #rejected} with
+     * {@link SemaphoreRejectedException.Reason#RATE_LIMITED}).
+     */
+    default void delayedByRate(String semaphore, int permits) {
+    }
+
+    /**
      * An acquisition got no permit, for {@code reason} (then {@link #acquisitionEnded} follows with
      * {@link Outcome#REJECTED}): what a counter of refusals by reason counts.
      */

@@ -52,10 +52,20 @@ public record SemaphoreState(String name, int limit, int used, int available,
     /**
      * The window of a semaphore with a rate, as Redis holds it now.
      *
-     * @param grants         grants in the last {@link SemaphoreSettings#ratePeriod()}, fleet-wide
+     * @param grants         grants in the last {@code ratePeriod}, fleet-wide
      * @param untilSlotFrees how long until the window frees a slot; zero when one is free now
+     * @param rateLimit      the grants per {@code ratePeriod} in force: the runtime rate while one is
+     *                       set ({@link RedisSemaphore#overrideRateLimit}), else the caller's configured one
+     * @param ratePeriod     the window in force
+     * @param overridden     whether a runtime rate is set
      */
-    public record RateWindow(int grants, Duration untilSlotFrees) {
+    public record RateWindow(int grants, Duration untilSlotFrees, int rateLimit, Duration ratePeriod,
+                             boolean overridden) {
+
+        /** A window whose rate is not told (0 and {@link Duration#ZERO}), not overridden. */
+        public RateWindow(int grants, Duration untilSlotFrees) {
+            this(grants, untilSlotFrees, 0, Duration.ZERO, false);
+        }
     }
 
     /** A state of a semaphore without a cap. */

@@ -30,7 +30,7 @@
 -- A capped semaphore has two keys more (4 heads, 5 ready), its ids stored as "<key> <id>", and
 -- ARGV[1] "<total-permits> <permits> <key>": see _keys.lua, which keeps its two levels on top of
 -- I1..I6. A semaphore with a rate has one key more (4 rate, a LIST of grant times) and ARGV[1]
--- "<permits> <rate-limit> <rate-period ms>": see _rate.lua, which keeps R1..R3 on top of I1..I6.
+-- "<permits> <rate-limit> <rate-period ms>": see _rate.lua, which keeps R1..R4 on top of I1..I6.
 -- ARGV[1]: the limit (permits) the caller is configured with (TOTAL_TEXT; see _names.lua); the
 -- rest is the script's own. The limit of the call (TOTAL_LIMIT) is the override when one is set,
 -- else ARGV[1] (I6). A script checks its arguments before its first write; one that equals what

@@ -80,9 +80,18 @@ do
     SETS[n + 1], SETS[n + 2] = ' rate', RATE_TEXT or '-'
     n = n + 2
   end
-  -- (Runtime limits of keys keep the state key as the cap's does.)
-  local kept = OVERRIDE or KEY_OVERRIDES > 0
-  local stateTtl = (SAVED_OVERRIDE or SAVED_KEY_OVERRIDES > 0) and not kept
+  -- The runtime rate (R4, _rate.lua), when this call set, cleared or started the state anew under it.
+  if RATE_OVERRIDE ~= SAVED_RATE_OVERRIDE then
+    if RATE_OVERRIDE then
+      SETS[n + 1], SETS[n + 2] = ' rover', RATE_OVERRIDE
+      n = n + 2
+    else
+      redis.call('HDEL', STATE, ' rover')
+    end
+  end
+  -- (Runtime limits of keys, and a runtime rate, keep the state key as the cap's override does.)
+  local kept = OVERRIDE or KEY_OVERRIDES > 0 or RATE_OVERRIDE
+  local stateTtl = (SAVED_OVERRIDE or SAVED_KEY_OVERRIDES > 0 or SAVED_RATE_OVERRIDE) and not kept
   if REFRESH or EXPIRES == 0 or HORIZON + KEY_MIN_MARGIN_MS > EXPIRES then
     -- The expiry only ever moves out: it covers deadlines of earlier calls too (I4).
     local at = HORIZON + (HORIZON - NOW_MS) + KEY_MARGIN_MS

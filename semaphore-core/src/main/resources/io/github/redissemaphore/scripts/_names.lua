@@ -22,7 +22,7 @@
 --   clock, NOW_US, NOW_MS     the server time (TIME), in µs and in ms
 --   S                  the state's HMGET: ' used', ' seq', ' expires', ' waiters', ' next',
 --                      ' limits', ID's record; capped also [8] the key's ' k:<key>', [9] ' each';
---                      uncapped also [8] ' rate' (_rate.lua)
+--                      uncapped also [8] ' rate', [9] ' rover' (_rate.lua)
 --                      (_purge.lua clears [8], [9] when it starts the state anew)
 --   TOTAL_TEXT         the configured limit of the total as ARGV[1] has it: all of ARGV[1]
 --                      without a cap (permits), its first number with one (total-permits); what
@@ -84,7 +84,12 @@
 --    functions answer at once: rateWait() 0, rateTake() nothing.
 --   RATE, RATE_TEXT    KEYS[4] of a semaphore with a rate (four keys; false: none), and the last two
 --                      numbers of ARGV[1], "<rate-limit> <rate-period ms>" (_read.lua)
---   RATE_LIMIT, RATE_PERIOD   RATE_TEXT as numbers, checked (_rate.lua)
+--   RATE_LIMIT, RATE_PERIOD   the rate of the call: RATE_OVERRIDE's numbers when one is set, else
+--                      RATE_TEXT's, checked (_rate.lua; override.lua sets them anew)
+--   RATE_OVERRIDE      the runtime rate, ' rover' (S[9]) "<rate-limit> <rate-period ms>", nil: none;
+--                      read with or without a rate of the call's own (R4; override.lua sets it)
+--   SAVED_RATE_OVERRIDE   RATE_OVERRIDE as read (_purge.lua: nil when it starts anew), so _finish.lua
+--                      writes it only when it changed and knows when the state key's TTL comes back
 --   RATE_N             the length of the window list as this call knows it (nil: not read yet)
 --   RATE_WAIT          the ms until the window frees a slot, when a call found it full (nil: not)
 --   RATE_TAKEN         slots this call took (grants), so _finish.lua sets the window's TTL

@@ -2,7 +2,7 @@
 -- A missing state key (never used, expired, or deleted by a hand outside the scripts), or one kept
 -- past the expiry of the other keys by an override (I6): any deadline or queue entry left has no
 -- record, and any record left has no deadline, so the semaphore starts anew (PEXPIREAT in the
--- past deletes a key), keeping the override and the counter. The deadlines key gets its sentinel,
+-- past deletes a key), keeping the override, the runtime rate (R4) and the counter. The deadlines key gets its sentinel,
 -- '' at +inf, which keeps it (and so its TTL) while nobody holds or waits: it goes with the state.
 if not S[2] or (EXPIRES > 0 and EXPIRES <= NOW_MS) then
   -- The runtime limits of a capped semaphore's keys outlive it, as the cap's does (I6).
@@ -33,6 +33,8 @@ if not S[2] or (EXPIRES > 0 and EXPIRES <= NOW_MS) then
   redis.call('ZADD', DEADLINES, '+inf', '')
   USED, WAITERS, EARLIEST, EXPIRES, REC, MOST = 0, 0, 0, 0, false, 0
   USED_READ, WAITERS_READ, EARLIEST_READ, SAVED_OVERRIDE, LIMITS = -1, -1, -1, nil, false
+  -- (R4: the runtime rate outlives it too, written again by _finish.lua.)
+  SAVED_RATE_OVERRIDE = nil
   SEQ = (SEQ_TEXT or 0) + 0
   SEQ_TEXT = false
 end

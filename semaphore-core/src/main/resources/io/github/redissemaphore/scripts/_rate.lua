@@ -20,13 +20,28 @@
 --      only age out;
 --   R3 the head of the queue waits for a slot only while none is free (then RATE_WAIT, the ms until
 --      one frees, folds into the reply's earliest, so a JVM with waiters calls again at that moment;
---      a timer that fires twice for one slot grants once, as every grant is decided here).
+--      a timer that fires twice for one slot grants once, as every grant is decided here);
+--   R4 while a runtime rate is set (STATE field ' rover', "<rate-limit> <rate-period ms>", set and
+--      cleared by override.lua only) it is the rate of every call of a semaphore with one, whatever
+--      its caller is configured with: R1 holds with its figures from the call that set it on. The
+--      window is the same list, so a lower limit or a shorter period holds at once, exactly (the list
+--      keeps every grant of the last period, up to the previous limit); after a longer period or a
+--      higher limit it counts the grants the list kept. Like the permits' override (I6) it keeps
+--      the state key without a TTL while set, and outlives a state started anew (_purge.lua).
 -- Mismatch: STATE field ' rate' holds the rate of the last call whose rate differed from what it
 -- found ("<limit> <period ms>", '-' for a call without one; absent: none known). A call that finds
 -- another rate there writes its own (_finish.lua) and tells its caller the one it found (RATE_SEEN),
 -- so each JVM configured otherwise hears of the other; while they agree nothing is written.
 -- (Uncapped only: a capped semaphore takes no rate.)
-local RATE_SEEN = not HEADS and S[8] and S[8] ~= (RATE_TEXT or '-') and S[8] or nil
+-- The mismatch compares configured rates only, and, as for the permits (I6), not while a runtime
+-- rate (R4, S[9]) is set and both calls have a rate: every call with a rate follows it then. A call
+-- without a rate follows none, so that mismatch is still told.
+local RATE_SEEN = not HEADS and S[8] and S[8] ~= (RATE_TEXT or '-')
+    and not (S[9] and RATE and S[8] ~= '-') and S[8] or nil
+-- R4: the runtime rate as stored (nil: none), kept whether or not this call has a rate of its own,
+-- so a call configured without one neither drops it nor lets the state key expire under it.
+local RATE_OVERRIDE = not HEADS and S[9] or nil
+local SAVED_RATE_OVERRIDE = RATE_OVERRIDE
 local RATE_LIMIT, RATE_PERIOD, RATE_N, RATE_WAIT, RATE_TAKEN = 0, 0, nil, nil, 0
 if RATE then
   local limit, period = string.match(RATE_TEXT, '^(%d+) (%d+)$')
@@ -34,6 +49,11 @@ if RATE then
   if RATE_LIMIT < 1 or RATE_LIMIT > 100000 or RATE_PERIOD < 100 or RATE_PERIOD > 86400000 then
     error('semaphore script: ARGV[1] must be "<limit> <rate limit> <rate period ms>", the rate limit within'
         .. ' 1..100000 and the period within 100..86400000, but was ' .. ARGV[1], 0)
+  end
+  -- (Checked by override.lua when it wrote it.)
+  local overrideLimit, overridePeriod = string.match(RATE_OVERRIDE or '', '^(%d+) (%d+)$')
+  if overrideLimit then
+    RATE_LIMIT, RATE_PERIOD = overrideLimit + 0, overridePeriod + 0
   end
 end
 
@@ -91,7 +111,7 @@ local function rateAt(position)
 end
 
 -- The window's use now, for state.lua: {grants in the last rate-period, ms until a slot frees (0:
--- one is free)}. The list is oldest first, so the first entry still in the window is found by
+-- one is free), the rate-limit and rate-period ms in force, 1 when they are a runtime rate (R4) else 0}. The list is oldest first, so the first entry still in the window is found by
 -- halving (LINDEX), never by reading the whole list.
 local function rateUse()
   local wait = rateWait()
@@ -104,5 +124,5 @@ local function rateUse()
       high = mid
     end
   end
-  return { RATE_N - low, wait }
+  return { RATE_N - low, wait, RATE_LIMIT, RATE_PERIOD, RATE_OVERRIDE and 1 or 0 }
 end

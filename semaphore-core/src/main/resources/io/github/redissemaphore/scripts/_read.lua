@@ -59,6 +59,8 @@ else
     end
   end
   -- S[8]: ' rate', the rate of the last call that differed from the one before ('-': none; absent:
-  -- none known), so a JVM configured with another rate learns of the mismatch (_rate.lua).
-  S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID, ' rate')
+  -- none known), so a JVM configured with another rate learns of the mismatch (_rate.lua); S[9]:
+  -- ' rover', the runtime rate an operator set (absent: none), which every call with a rate follows.
+  S = redis.call('HMGET', STATE, ' used', ' seq', ' expires', ' waiters', ' next', ' limits', ID, ' rate',
+      ' rover')
 end

@@ -12,14 +12,17 @@
 --       carries five arguments, the record is the caller's texts and one C call checks them all.)
 --       6 optional, "<max waiters> <longest predicted wait ms>" (each 0: none): the queue's bound
 --       (Q1) and the predicted wait past which a caller is refused rather than queued (Q2)
--- Returns: {used, waiters, time, earliest, limits, status, token, predicted}
+-- Returns: {used, waiters, time, earliest, limits, status, token, predicted, rate held}
 --   status 1: granted, token = fencing token; 2: queued, token = ticket; 0: refused, token = 0
 --   (also at once when count exceeds the limit of the call: an override below the request);
 --   3: refused, the queue is full (Q1); 4: refused, its predicted wait is longer than ARGV 6 allows
 --   (Q2); 5: refused, it did not wait and the permits let it in but the rate's window is full
 --   (R1, _rate.lua), predicted = the ms until the window frees a slot. predicted (statuses 2..5
 --   only): the wait predicted for a caller at the back of the queue, ms, -1 while no hold has been
---   measured (Q3); with a rate, at least the wait for its slot of the window.
+--   measured (Q3); with a rate, at least the wait for its slot of the window. rate held (status 2
+--   of a new waiter only, else absent): 1 when the rate's window, not the permits, held it back: the
+--   permits let it in but no slot was free, or the head it queued behind fitted the permits and
+--   waited for a slot (R3); a caller the rate delays, for its JVM's metrics.
 -- Q1 a new waiter is queued only while fewer than max waiters wait (a capped semaphore: on its
 --    key); a caller refused for it writes nothing of its own, and a waiter already queued (a call
 --    sent again, a heartbeat) is never refused for it.
@@ -136,6 +139,9 @@ local fits = writeBack or USED + count <= TOTAL_LIMIT and not (ks and ks.used + 
 local free = not (token and token ~= '0') and not ticket and fits and (not fair or WAITERS == 0
     or (ks and ks.waiters == 0 and redis.call('ZCARD', READY) == 0))
 local slotWait = free and not writeBack and rateWait() or 0
+-- R3: the window, not the permits, held back this caller (slotWait) or the head it queues behind
+-- (_grant.lua found the head fitting but no slot); told to a caller that queues (delayedByRate).
+local rateHeld = RATE_WAIT ~= nil
 if token and token ~= '0' then
   -- It holds already: a repeated call, or a grant from the queue it has not heard of yet. Its
   -- lease is confirmed in full.
@@ -218,6 +224,10 @@ if OWN1 == nil then
   end
   WAITERS = WAITERS + 1
   OWN1, OWN2 = 2, SEQ
+  -- (OWN3, the prediction, is always set on the way in, so the flag follows it in the reply.)
+  if rateHeld then
+    OWN4 = 1
+  end
 end
 -- (A capped semaphore serves again once the caller joined the queue: it may be the one to serve.)
 if regrant or (HEADS and OWN1 == 2) then

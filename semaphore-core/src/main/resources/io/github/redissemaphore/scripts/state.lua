@@ -10,7 +10,8 @@
 --   queued:  {{id, count, owner}, ...} in the order they will be served
 --   hold:    the average hold that predicts waits (' hold', acquire.lua's Q2), ms; -1: none yet
 --   window:  with a rate only, {grants in the last rate-period, ms until the window frees a slot
---            (0: one is free)} (_rate.lua)
+--            (0: one is free), the rate-limit and rate-period ms in force, 1 when they are a
+--            runtime rate (R4) else 0} (_rate.lua)
 --   A capped semaphore's entries end with their key: about one key, its own holders and waiters
 --   (in the order they will be served); about the cap, every key's, the waiters in arrival order.
 -- Keeps I1..I6; when it lists every holder it also recounts used (I1 self-check).

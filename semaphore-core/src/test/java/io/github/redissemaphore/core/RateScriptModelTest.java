@@ -139,6 +139,17 @@ class RateScriptModelTest {
         private final String[] inboxes;
         /** Server ms of every grant, in order. */
         private final List<Long> grants = new ArrayList<>();
+        /**
+         * The rate in force: the configured one, or the runtime rate an override step set (R4), and
+         * the index in {@link #grants} of the first grant made under it.
+         */
+        private int curRate;
+        private long curPeriod;
+        private int epochStart;
+        /** The largest rate and period in force so far: the window's list may keep their entries. */
+        private int mostRate;
+        private long mostPeriod;
+        private int overrides;
         private int ids;
         private int rateRefusals;
         private int timerGrants;
@@ -156,6 +167,10 @@ class RateScriptModelTest {
             this.plain = SemaphoreKeys.of(prefix, name);
             this.keys = plain.withRate(rate, Duration.ofMillis(period));
             this.rateKey = keys.all().get(3);
+            this.curRate = rate;
+            this.curPeriod = period;
+            this.mostRate = rate;
+            this.mostPeriod = period;
             this.inboxes = new String[] {prefix + ":inbox:j1", prefix + ":inbox:j2", prefix + ":inbox:j3"};
             this.label = (fair ? "fair" : "unfair") + " walk seed=" + seed + " (permits " + limit + ", rate " + rate
                     + " per " + period + " ms)";
@@ -165,8 +180,10 @@ class RateScriptModelTest {
             for (int step = 0; step < STEPS; step++) {
                 step(label + " step " + step);
             }
-            System.out.printf("%s: %d grants, %d refused for the rate, %d granted by a timer%n", label, grants.size(),
-                    rateRefusals, timerGrants);
+            System.out.printf("%s: %d grants, %d refused for the rate, %d granted by a timer, %d runtime rates%n", label,
+                    grants.size(), rateRefusals, timerGrants, overrides);
+            assertThat(overrides).as("%s: the walk set runtime rates", label).isPositive();
+            commands.overrideRate(keys, limit, 0, Duration.ZERO);
             assertThat(rateRefusals).as("%s: the walk met a full window", label).isPositive();
             assertThat(grants.size()).as("%s: the walk granted across windows", label).isGreaterThan(rate * 3);
             drain();
@@ -204,6 +221,22 @@ class RateScriptModelTest {
                     before = between;
                     usage = commands.renew(keys, limit, HEARTBEAT, other, idsOf(between, other)).usage();
                 }
+            } else if (op == 11 && random.nextInt(3) == 0) {
+                // R4: a runtime rate, or the configured one again; its grants are checked under it.
+                if (random.nextBoolean()) {
+                    curRate = 1 + random.nextInt(3);
+                    curPeriod = 150 + random.nextInt(200);
+                    usage = commands.overrideRate(keys, limit, curRate, Duration.ofMillis(curPeriod));
+                } else {
+                    curRate = rate;
+                    curPeriod = period;
+                    usage = commands.overrideRate(keys, limit, 0, Duration.ZERO);
+                }
+                overrides++;
+                mostRate = Math.max(mostRate, curRate);
+                mostPeriod = Math.max(mostPeriod, curPeriod);
+                // (The call may grant under the new rate: those grants are its epoch's.)
+                epochStart = grants.size();
             } else {
                 LockSupport.parkNanos(Duration.ofMillis(random.nextInt((int) period / 4 + 1)).toNanos());
                 return;
@@ -211,27 +244,32 @@ class RateScriptModelTest {
             ScriptSnapshot after = ScriptSnapshot.take(redis, plain);
             long nowMs = record(before, after, usage, at, timer);
             wakeAtMs = usage.earliestLeaseEndMillis() >= 0 ? nowMs + usage.earliestLeaseEndMillis() : -1;
-            checkRate(at, grants);
+            checkRate(at, grants.subList(epochStart, grants.size()));
             assertThat(after.violations(limit)).as("%s: the invariants, %s", at, after).isEmpty();
             int inWindow = inWindow(nowMs);
             if (acquired != null && acquired.status() == Acquired.Status.RATE_LIMITED) {
                 rateRefusals++;
+                // (The list holds at most every grant of the window: after a longer runtime period
+                // it may hold fewer, never more, so a refusal means the rate's count at least.)
                 assertThat(inWindow).as("%s: refused for the rate with %s granted in the window", at, inWindow)
-                        .isEqualTo(rate);
+                        .isGreaterThanOrEqualTo(curRate);
+                if (overrides == 0) {
+                    assertThat(inWindow).as("%s: refused with the window exactly full", at).isEqualTo(rate);
+                }
                 assertThat(before.used()).as("%s: refused for the rate, it fitted the permits", at)
                         .isLessThan(limit);
                 assertThat(acquired.predictedWaitMillis()).as("%s: when the window frees a slot", at)
-                        .isEqualTo(grants.get(grants.size() - rate) + period - nowMs);
+                        .isEqualTo(grants.get(grants.size() - curRate) + curPeriod - nowMs);
             }
             List<String> queue = sortedQueue(after);
             if (!queue.isEmpty()) {
                 boolean permitFree = after.used() + after.infoOf(queue.get(0)).count() <= limit;
-                assertThat(permitFree && inWindow < rate)
+                assertThat(permitFree && inWindow < curRate)
                         .as("%s: head %s waits though both limits allow it (used %s, %s in the window)", at,
                                 queue.get(0), after.used(), inWindow)
                         .isFalse();
-                if (inWindow == rate) {
-                    long slotFrees = grants.get(grants.size() - rate) + period - nowMs;
+                if (inWindow == curRate && listed(nowMs) == curRate) {
+                    long slotFrees = grants.get(grants.size() - curRate) + curPeriod - nowMs;
                     assertThat(usage.earliestLeaseEndMillis()).as("%s: the moment a waiting JVM calls again", at)
                             .isBetween(0L, slotFrees);
                 }
@@ -254,15 +292,26 @@ class RateScriptModelTest {
         }
 
         private int inWindow(long nowMs) {
-            return (int) grants.stream().filter(granted -> nowMs - granted < period).count();
+            return (int) grants.stream().filter(granted -> nowMs - granted < curPeriod).count();
         }
 
-        /** R1: any rate + 1 grants in a row span at least period. */
+        /** @return the window list's entries within the period in force at {@code nowMs} */
+        private int listed(long nowMs) {
+            List<String> entries = redis.opsForList().range(rateKey, 0, -1);
+            return entries == null ? 0
+                    : (int) entries.stream().filter(entry -> nowMs - Long.parseLong(entry) < curPeriod).count();
+        }
+
+        /**
+         * R1 under the rate in force (R4: the runtime rate never lets more through in any window of
+         * its period): any curRate + 1 of its grants in a row span at least curPeriod.
+         */
         private void checkRate(String at, List<Long> all) {
-            for (int i = 0; i + rate < all.size(); i++) {
-                assertThat(all.get(i + rate) - all.get(i))
-                        .as("%s: grants %s..%s of %s, more than %s within %s ms", at, i, i + rate, all, rate, period)
-                        .isGreaterThanOrEqualTo(period);
+            for (int i = 0; i + curRate < all.size(); i++) {
+                assertThat(all.get(i + curRate) - all.get(i))
+                        .as("%s: grants %s..%s of %s, more than %s within %s ms", at, i, i + curRate, all, curRate,
+                                curPeriod)
+                        .isGreaterThanOrEqualTo(curPeriod);
             }
         }
 
@@ -272,13 +321,13 @@ class RateScriptModelTest {
             if (entries == null || entries.isEmpty()) {
                 return;
             }
-            assertThat(entries).as("%s: the window's entries", at).hasSizeLessThanOrEqualTo(rate);
+            assertThat(entries).as("%s: the window's entries", at).hasSizeLessThanOrEqualTo(mostRate);
             long newest = Long.parseLong(entries.get(entries.size() - 1));
             assertThat(newest).as("%s: the window's newest entry is the last grant", at)
                     .isEqualTo(grants.get(grants.size() - 1));
             Long ttl = redis.getExpire(rateKey, java.util.concurrent.TimeUnit.MILLISECONDS);
             // (-2: it expired meanwhile, its newest entry aged out.)
-            assertThat(ttl).as("%s: the window's TTL", at).isNotNull().isNotEqualTo(-1L).isLessThanOrEqualTo(period);
+            assertThat(ttl).as("%s: the window's TTL", at).isNotNull().isNotEqualTo(-1L).isLessThanOrEqualTo(mostPeriod);
         }
 
         /** Leave nothing: every waiter and holder goes, and the window ages out by itself. */

@@ -236,11 +236,11 @@ class RateWaitingTest {
                 Duration.ZERO, true, true).withRateLimit(3, Duration.ofMinutes(1)));
         assertThat(registry.semaphore(name + "-plain", SemaphoreSettings.DEFAULTS).state().rateWindow())
                 .as("no rate, no window").isNull();
-        assertThat(payments.state().rateWindow()).isEqualTo(new SemaphoreState.RateWindow(0, Duration.ZERO));
+        assertThat(payments.state().rateWindow()).isEqualTo(new SemaphoreState.RateWindow(0, Duration.ZERO, 3, Duration.ofMinutes(1), false));
         payments.tryAcquire().orElseThrow().release();
         Permit held = payments.tryAcquire().orElseThrow();
         assertThat(payments.state().rateWindow()).as("released or held, each grant counts")
-                .isEqualTo(new SemaphoreState.RateWindow(2, Duration.ZERO));
+                .isEqualTo(new SemaphoreState.RateWindow(2, Duration.ZERO, 3, Duration.ofMinutes(1), false));
         payments.tryAcquire().orElseThrow().release();
         SemaphoreState.RateWindow full = payments.state().rateWindow();
         assertThat(full.grants()).isEqualTo(3);

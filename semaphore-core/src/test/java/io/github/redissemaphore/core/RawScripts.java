@@ -7,6 +7,7 @@ import io.github.redissemaphore.core.internal.redis.CancelScript.Cancelled;
 import io.github.redissemaphore.core.internal.redis.LeaseScript;
 import io.github.redissemaphore.core.internal.redis.LeaseScript.Leased;
 import io.github.redissemaphore.core.internal.redis.OverrideScript;
+import io.github.redissemaphore.core.internal.redis.RateOverrideScript;
 import io.github.redissemaphore.core.internal.redis.RedisConnections;
 import io.github.redissemaphore.core.internal.redis.ReleaseScript;
 import io.github.redissemaphore.core.internal.redis.ReleaseScript.Released;
@@ -97,6 +98,11 @@ final class RawScripts {
 
     StateScript.Read state(SemaphoreKeys keys, int limit, int most) {
         return runner.call(keys, new StateScript(keys.name(), keys.name(), limit, most));
+    }
+
+    /** override.lua about the rate (R4): {@code rateLimit} 0 clears the runtime rate. */
+    Usage overrideRate(SemaphoreKeys keys, int limit, int rateLimit, Duration ratePeriod) {
+        return runner.call(keys, new RateOverrideScript(limit, rateLimit, ratePeriod));
     }
 
     Usage overrideLimit(SemaphoreKeys keys, int limit, int override) {

@@ -279,8 +279,8 @@ public record ScriptSnapshot(long nowMs, Map<String, Long> holders, Map<String, 
         }
         // I6: the state key outlives the others, without a TTL, exactly while an override is set.
         String stateKey = new ArrayList<>(expireAt.keySet()).get(1);
-        // (runtime limits of a capped semaphore's keys keep it too)
-        boolean kept = override() != null || state.containsKey("keyOverrides");
+        // (runtime limits of a capped semaphore's keys keep it too, and a runtime rate: R4)
+        boolean kept = override() != null || state.containsKey("keyOverrides") || state.containsKey("rover");
         if (kept && expireAt.get(stateKey) != -1) {
             problems.add("the state key has a TTL although an override is set: " + expireAt.get(stateKey));
         }

@@ -24,7 +24,8 @@ import org.springframework.boot.actuate.endpoint.web.WebServerNamespace;
  * without the key (no body, {@code {}}, a misspelt {@code {"limt": 5}}) is refused with 400 and a
  * message that says what to send, instead of clearing the limit. For the base name of a capped
  * semaphore the key is {@code "totalLimit"} (the cap over all its keys), and {@code "limit"} is
- * refused with a message that says where a key's limit is set.
+ * refused with a message that says where a key's limit is set. A request with {@code "rateLimit"}
+ * (or {@code "ratePeriod"}) is about the runtime rate, and needs no {@code "limit"}.
  *
  * <p>Why an advisor: Spring Boot merges a write operation's JSON body into the operation's
  * arguments and hands a parameter that may be null the same null for an explicit {@code null} and
@@ -40,6 +41,12 @@ public final class LimitRequestCheck implements OperationInvokerAdvisor {
     static final String LIMIT = "limit";
     /** The same of a cap's runtime limit. */
     static final String TOTAL_LIMIT = "totalLimit";
+    /** The keys of a runtime rate: a request with either is about the rate and needs no {@value #LIMIT}. */
+    static final String RATE_LIMIT = "rateLimit";
+    static final String RATE_PERIOD = "ratePeriod";
+    static final String WHAT_TO_SEND_FOR_RATE = "send {\"rateLimit\": N, \"ratePeriod\": \"1m\"} to set the runtime rate"
+            + " every JVM follows (N from 1 to " + SemaphoreSettings.MAX_RATE_LIMIT + ", the period from "
+            + SemaphoreSettings.MIN_RATE_PERIOD_MILLIS + " ms to 24 h), or {\"rateLimit\": 0} to clear it";
     static final String WHAT_TO_SEND = "Send {\"limit\": N} to set the runtime limit every JVM follows (N from 1 to "
             + SemaphoreSettings.MAX_PERMITS + "), or {\"limit\": null} to clear it";
 
@@ -75,7 +82,10 @@ public final class LimitRequestCheck implements OperationInvokerAdvisor {
             try {
                 String cap = context.getArguments().get("name") instanceof String name && isCap.test(name) ? name : null;
                 String required = cap != null ? TOTAL_LIMIT : LIMIT;
-                if (!context.getArguments().containsKey(required)) {
+                // (A request about the rate needs no "limit": it leaves the permits' limit as it is.)
+                boolean aboutRate = cap == null && (context.getArguments().containsKey(RATE_LIMIT)
+                        || context.getArguments().containsKey(RATE_PERIOD));
+                if (!aboutRate && !context.getArguments().containsKey(required)) {
                     String message = (cap != null ? capTakesTotalLimit(cap) : WHAT_TO_SEND) + "; the request has no \""
                             + required + "\"" + sentInstead(context) + ".";
                     throw new InvalidEndpointRequestException(message, message);

@@ -33,6 +33,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.convert.DurationStyle;
 
 /**
  * The {@code semaphores} endpoint: the semaphores this JVM uses or has configured, with their
@@ -109,22 +110,40 @@ public class SemaphoresEndpoint {
      * misspelt key, the other key) is refused by {@link LimitRequestCheck} rather than taken for a
      * clear.
      *
+     * <p>The rate of a semaphore with one likewise: {@code {"rateLimit": N, "ratePeriod": "1m"}}
+     * sets the runtime rate every JVM follows ({@link RedisSemaphore#overrideRateLimit}),
+     * {@code {"rateLimit": 0}} clears it (0: no runtime rate, as {@code rate-limit} 0 is no rate; a
+     * null could not be told from a request without the key). A request with {@code rateLimit}
+     * needs no {@code limit} and leaves the permits' limit as it is, unless it sets one too.
+     *
      * @param limit      the new limit of a semaphore or of one key, 1..1,000,000, or null to clear it
      * @param totalLimit the new cap of all keys of a capped semaphore, 1..1,000,000, or null to clear it
+     * @param rateLimit  the new runtime rate, grants per {@code ratePeriod}, 1..100,000, or 0 to
+     *                   clear it; null (absent): the request is not about the rate
+     * @param ratePeriod the window of {@code rateLimit}, as the {@code rate-period} property is
+     *                   written ({@code 1m}, {@code 500ms}, {@code PT1M}; plain digits are ms),
+     *                   100 ms..24 h; required with a {@code rateLimit}
      * @return the semaphore, or the cap, under its new limit
      * @throws InvalidEndpointRequestException (400) when the limit is outside 1..1,000,000, when
      *         the name does not take that limit, or when the semaphore is unknown here (a write
-     *         operation cannot answer 404)
+     *         operation cannot answer 404); when the rate is out of range, its period missing or
+     *         unreadable, or the semaphore has no rate
      */
     @WriteOperation
     public SemaphoreView limit(@Selector String name,
                                // Spring's own @Nullable too: Boot 3's endpoints read only that one
                                // (else a null limit is refused as missing); Boot 4's read either
                                @org.springframework.lang.Nullable @Nullable Integer limit,
-                               @org.springframework.lang.Nullable @Nullable Integer totalLimit) {
+                               @org.springframework.lang.Nullable @Nullable Integer totalLimit,
+                               @org.springframework.lang.Nullable @Nullable Integer rateLimit,
+                               @org.springframework.lang.Nullable @Nullable String ratePeriod) {
         SemaphoreLookup lookup = lookup(name);
         if (lookup instanceof SemaphoreLookup.Capped capped) {
             SemaphoreCap cap = capped.cap();
+            if (rateLimit != null || ratePeriod != null) {
+                throw badRequest("Semaphore '" + name + "' is capped (total-permits), which takes no rate: send"
+                        + " {\"totalLimit\": N}");
+            }
             if (limit != null) {
                 throw badRequest(LimitRequestCheck.capTakesTotalLimit(name));
             }
@@ -144,12 +163,64 @@ public class SemaphoresEndpoint {
             throw badRequest("No semaphore '" + name + "' is used or configured in this application");
         }
         RedisSemaphore semaphore = found.semaphore();
-        if (limit == null) {
-            semaphore.clearLimitOverride();
-        } else {
+        // A request about the rate leaves the permits' limit as it is unless it sets one: Boot hands
+        // an absent "limit" over as null, which here must not mean a clear (LimitRequestCheck let it
+        // through without "limit" because it has "rateLimit").
+        boolean aboutRate = rateLimit != null || ratePeriod != null;
+        Duration period = aboutRate ? checkRate(name, semaphore, rateLimit, ratePeriod) : null;
+        if (limit != null) {
             semaphore.overrideLimit(limit);
+        } else if (!aboutRate) {
+            semaphore.clearLimitOverride();
+        }
+        if (period != null && rateLimit != null) {
+            semaphore.overrideRateLimit(rateLimit, period);
+        } else if (aboutRate) {
+            semaphore.clearRateLimitOverride();
         }
         return SemaphoreDescriptor.of(semaphore);
+    }
+
+    /**
+     * @return the period of a runtime rate to set, or null for {@code rateLimit} 0: clear it
+     * @throws InvalidEndpointRequestException when the rate is out of range, its period missing or
+     *         unreadable, or the semaphore has no rate configured here
+     */
+    private static @Nullable Duration checkRate(String name, RedisSemaphore semaphore, @Nullable Integer rateLimit,
+                                                @Nullable String ratePeriod) {
+        if (semaphore.settings().rateLimit() == 0) {
+            throw badRequest("Semaphore '" + name + "' has no rate-limit configured, so it has no rate to override");
+        }
+        if (rateLimit == null) {
+            throw badRequest(LimitRequestCheck.RATE_LIMIT + " is required with " + LimitRequestCheck.RATE_PERIOD + ": "
+                    + LimitRequestCheck.WHAT_TO_SEND_FOR_RATE);
+        }
+        if (rateLimit == 0) {
+            if (ratePeriod != null) {
+                throw badRequest(LimitRequestCheck.RATE_PERIOD + " must not come with rateLimit 0 (a clear)");
+            }
+            return null;
+        }
+        if (rateLimit < 1 || rateLimit > SemaphoreSettings.MAX_RATE_LIMIT) {
+            throw badRequest(LimitRequestCheck.RATE_LIMIT + " must be between 1 and " + SemaphoreSettings.MAX_RATE_LIMIT
+                    + " (or 0 to clear it), but was " + rateLimit);
+        }
+        if (ratePeriod == null) {
+            throw badRequest(LimitRequestCheck.RATE_PERIOD + " is required with " + LimitRequestCheck.RATE_LIMIT + " "
+                    + rateLimit + ": " + LimitRequestCheck.WHAT_TO_SEND_FOR_RATE);
+        }
+        Duration period;
+        try {
+            period = DurationStyle.detectAndParse(ratePeriod.trim());
+        } catch (IllegalArgumentException e) {
+            throw badRequest(LimitRequestCheck.RATE_PERIOD + " must be a duration such as 1m, 500ms or PT1M, but was '"
+                    + ratePeriod + "'");
+        }
+        if (period.toMillis() < SemaphoreSettings.MIN_RATE_PERIOD_MILLIS || period.compareTo(Duration.ofDays(1)) > 0) {
+            throw badRequest(LimitRequestCheck.RATE_PERIOD + " must be between " + SemaphoreSettings.MIN_RATE_PERIOD_MILLIS
+                    + " ms and 24 h, but was " + period.toMillis() + " ms");
+        }
+        return period;
     }
 
     private static void checkRange(String parameter, @Nullable Integer limit) {
@@ -280,17 +351,31 @@ public class SemaphoresEndpoint {
     /**
      * The rate of a semaphore and its window's use now.
      *
-     * @param rateLimit             grants allowed in any window of {@code ratePeriodMillis}, fleet-wide
-     * @param ratePeriodMillis      the window
+     * @param rateLimit             grants allowed in any window of {@code ratePeriodMillis}, fleet-wide,
+     *                              now: the runtime rate while one is set, else this JVM's
+     * @param ratePeriodMillis      the window in force
      * @param grantsInWindow        grants made in the last window
      * @param untilSlotFreesMillis  how long until the window frees a slot (0: one is free now)
+     * @param configuredRateLimit   this JVM's {@code rate-limit}
+     * @param configuredRatePeriodMillis this JVM's {@code rate-period}
+     * @param rateSource            {@code configured} (the rate in force is the configured one) or
+     *                              {@code override} (a runtime rate set in Redis, followed by every JVM)
      */
-    public record RateDescriptor(int rateLimit, long ratePeriodMillis, int grantsInWindow, long untilSlotFreesMillis) {
+    public record RateDescriptor(int rateLimit, long ratePeriodMillis, int grantsInWindow, long untilSlotFreesMillis,
+                                 int configuredRateLimit, long configuredRatePeriodMillis, String rateSource) {
 
         static @Nullable RateDescriptor of(RedisSemaphore semaphore, SemaphoreState state) {
             SemaphoreState.RateWindow window = state.rateWindow();
-            return window == null ? null : new RateDescriptor(semaphore.settings().rateLimit(),
-                    semaphore.settings().ratePeriod().toMillis(), window.grants(), window.untilSlotFrees().toMillis());
+            if (window == null) {
+                return null;
+            }
+            SemaphoreSettings settings = semaphore.settings();
+            // (A window that tells no rate, 0: the configured one.)
+            boolean told = window.rateLimit() > 0;
+            return new RateDescriptor(told ? window.rateLimit() : settings.rateLimit(),
+                    told ? window.ratePeriod().toMillis() : settings.ratePeriod().toMillis(), window.grants(),
+                    window.untilSlotFrees().toMillis(), settings.rateLimit(), settings.ratePeriod().toMillis(),
+                    window.overridden() ? SemaphoreState.OVERRIDE : SemaphoreState.CONFIGURED);
         }
     }
 

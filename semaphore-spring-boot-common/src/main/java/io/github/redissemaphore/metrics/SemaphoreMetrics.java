@@ -50,6 +50,10 @@ import org.jspecify.annotations.Nullable;
  *     {@code queue-full} means callers are turned away at once rather than left to time out; one of
  *     {@code local-share-in-use}, that this instance refused them on its own while Redis could not
  *     be reached, its share of the permits in use.</li>
+ * <li>{@value #RATE_DELAYED} counter: acquisitions that joined the queue because the rate's window
+ *     was full, not for want of permits (the permits let them in, or the head they queued behind):
+ *     grants the rate delayed; refusals by the rate are {@value #REJECTIONS} with
+ *     {@code rate-limited}.</li>
  * <li>{@value #ADMISSIONS_WITHOUT_REDIS} counter: calls admitted while Redis could not be reached,
  *     tagged {@code mode}: {@code local} (a permit of this instance's share) or {@code allow}
  *     (unguarded); both exist at 0 from the semaphore's first event on.</li>
@@ -85,6 +89,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     public static final String LEASE_RENEWALS = "semaphore.lease.renewals";
     public static final String RELEASE_DEFERRED = "semaphore.release.deferred";
     public static final String REJECTIONS = "semaphore.rejections";
+    public static final String RATE_DELAYED = "semaphore.rate.delayed";
     public static final String TOTAL_AVAILABLE = "semaphore.total.permits.available";
     public static final String TOTAL_LIMIT = "semaphore.total.permits.limit";
     public static final String TOTAL_WAITERS = "semaphore.total.waiters";
@@ -183,6 +188,11 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
     @Override
     public void rejected(String semaphore, int permits, SemaphoreRejectedException.Reason reason) {
         count(meters(semaphore).rejections.get(reason), 1);
+    }
+
+    @Override
+    public void delayedByRate(String semaphore, int permits) {
+        count(meters(semaphore).rateDelayed, 1);
     }
 
     @Override
@@ -337,6 +347,7 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
         private volatile @Nullable Counter lost;
         private volatile @Nullable Counter renewals;
         private volatile @Nullable Counter deferred;
+        private volatile @Nullable Counter rateDelayed;
         private volatile @Nullable LongTaskTimer active;
         /** One counter per reason, all made at once, so each has a series from the start. */
         private final Map<SemaphoreRejectedException.Reason, Counter> rejections =
@@ -360,9 +371,13 @@ public class SemaphoreMetrics implements SemaphoreListener, MeterBinder {
                     .description("Releases of a distributed semaphore's permits that returned before Redis confirmed"
                             + " them and went on in the background, as Redis was not answering")
                     .tag(NAME, name).register(registry);
+            rateDelayed = Counter.builder(RATE_DELAYED)
+                    .description("Acquisitions of a distributed semaphore that waited because its rate's window was"
+                            + " full, not for want of permits")
+                    .tag(NAME, name).register(registry);
             active = LongTaskTimer.builder(ACTIVE).description("Permits of a distributed semaphore held by this JVM")
                     .tag(NAME, name).register(registry);
-            registered.addAll(List.of(lost, renewals, deferred, active));
+            registered.addAll(List.of(lost, renewals, deferred, rateDelayed, active));
             for (SemaphoreRejectedException.Reason reason : SemaphoreRejectedException.Reason.values()) {
                 Counter counter = Counter.builder(REJECTIONS)
                         .description("Acquisitions of a distributed semaphore that got no permit, by reason")

@@ -89,7 +89,8 @@ class EndpointJsonShapeWebTest {
         assertThat(shape(call("GET", "/actuator/semaphores/payments", null))).isEqualTo("""
                 {"name":"payments","limit":5,"configuredLimit":5,"limitSource":"configured","otherConfiguredLimits":[],\
                 "used":0,"available":5,"holders":[],"waiters":[],\
-                "rate":{"rateLimit":10,"ratePeriodMillis":60000,"grantsInWindow":1,"untilSlotFreesMillis":0}}""");
+                "rate":{"rateLimit":10,"ratePeriodMillis":60000,"grantsInWindow":1,"untilSlotFreesMillis":0,\
+                "configuredRateLimit":10,"configuredRatePeriodMillis":60000,"rateSource":"configured"}}""");
         assertThat(shape(call("GET", "/actuator/semaphores/exports:acme", null))).isEqualTo("""
                 {"name":"exports:acme","limit":2,"configuredLimit":2,"limitSource":"configured",\
                 "otherConfiguredLimits":[],"used":2,"available":0,"holders":[{"permitId":"id","count":2,\

@@ -1,6 +1,7 @@
 package io.github.redissemaphore.actuate;
 
 import io.github.redissemaphore.annotation.DistributedSemaphore;
+import io.github.redissemaphore.core.RedisSemaphore;
 import io.github.redissemaphore.core.SemaphoreRegistry;
 import io.github.redissemaphore.core.SemaphoreState;
 import io.github.redissemaphore.core.internal.DefaultRedisSemaphore;
@@ -161,6 +162,80 @@ class RuntimeLimitWebTest {
             call.get(BOUND.toSeconds(), TimeUnit.SECONDS);
         }
         assertThat(json(get(second)).<String>read("$.limitSource")).isEqualTo("configured");
+    }
+
+    /**
+     * A runtime rate set over HTTP on one instance: the other's grants follow it at once, both show
+     * it, the permits' limit is left as it is, and {@code {"rateLimit": 0}} brings the configured
+     * rate back. Each window is a minute long, so nothing ages out during the test.
+     */
+    @Test
+    void aRateSetOverHttpIsFollowedByTheOtherInstanceAndClearedByZero() throws Exception {
+        String[] rated = {"distributed-semaphore.semaphores.limited.rate-limit=2",
+                "distributed-semaphore.semaphores.limited.rate-period=1m"};
+        ConfigurableApplicationContext first = start(3, rated);
+        ConfigurableApplicationContext second = start(3, rated);
+        RedisSemaphore other = second.getBean(SemaphoreRegistry.class).semaphore("limited");
+        other.tryAcquire().orElseThrow().release();
+        other.tryAcquire().orElseThrow().release();
+        assertThat(other.tryAcquire()).as("configured: 2 per minute").isEmpty();
+
+        DocumentContext raised = json(post(first, "{\"rateLimit\": 4, \"ratePeriod\": \"1m\"}"));
+        assertThat(raised.<Integer>read("$.rate.rateLimit")).isEqualTo(4);
+        assertThat(raised.<Integer>read("$.rate.ratePeriodMillis")).isEqualTo(60000);
+        assertThat(raised.<Integer>read("$.rate.configuredRateLimit")).isEqualTo(2);
+        assertThat(raised.<String>read("$.rate.rateSource")).isEqualTo("override");
+        assertThat(raised.<String>read("$.limitSource")).as("the permits' limit as it was").isEqualTo("configured");
+        other.tryAcquire().orElseThrow().release();
+        other.tryAcquire().orElseThrow().release();
+        assertThat(other.tryAcquire()).as("the runtime rate: 4 per minute").isEmpty();
+        DocumentContext seenBySecond = json(get(second));
+        assertThat(seenBySecond.<Integer>read("$.rate.rateLimit")).isEqualTo(4);
+        assertThat(seenBySecond.<Integer>read("$.rate.grantsInWindow")).isEqualTo(4);
+        assertThat(seenBySecond.<String>read("$.rate.rateSource")).isEqualTo("override");
+
+        // Both at once: the permits' runtime limit and a rate with the period as plain ms.
+        DocumentContext both = json(post(second, "{\"limit\": 2, \"rateLimit\": 5, \"ratePeriod\": \"60000\"}"));
+        assertThat(both.<Integer>read("$.limit")).isEqualTo(2);
+        assertThat(both.<Integer>read("$.rate.rateLimit")).isEqualTo(5);
+        // A request about the rate alone leaves the permits' limit set.
+        assertThat(json(post(first, "{\"rateLimit\": 0}")).<String>read("$.limitSource")).isEqualTo("override");
+
+        DocumentContext cleared = json(get(second));
+        assertThat(cleared.<Integer>read("$.rate.rateLimit")).isEqualTo(2);
+        assertThat(cleared.<String>read("$.rate.rateSource")).isEqualTo("configured");
+        assertThat(other.tryAcquire()).as("configured again: 4 grants are past 2").isEmpty();
+        json(post(first, "{\"limit\": null}"));
+    }
+
+    @Test
+    void aBadRateIsABadRequestNamingTheKeyWithNothingChanged() throws Exception {
+        ConfigurableApplicationContext instance = start(3, "distributed-semaphore.semaphores.limited.rate-limit=2",
+                "distributed-semaphore.semaphores.limited.rate-period=1m");
+        Map<String, String> refused = new LinkedHashMap<>();
+        refused.put("{\"rateLimit\": 5}", "ratePeriod is required with rateLimit 5");
+        refused.put("{\"ratePeriod\": \"1m\"}", "rateLimit is required with ratePeriod");
+        refused.put("{\"rateLimit\": 100001, \"ratePeriod\": \"1m\"}", "rateLimit must be between 1 and 100000");
+        refused.put("{\"rateLimit\": -1, \"ratePeriod\": \"1m\"}", "rateLimit must be between 1 and 100000");
+        refused.put("{\"rateLimit\": 5, \"ratePeriod\": \"50ms\"}", "ratePeriod must be between 100 ms and 24 h");
+        refused.put("{\"rateLimit\": 5, \"ratePeriod\": \"25h\"}", "ratePeriod must be between 100 ms and 24 h");
+        refused.put("{\"rateLimit\": 5, \"ratePeriod\": \"soon\"}", "ratePeriod must be a duration");
+        refused.put("{\"rateLimit\": 0, \"ratePeriod\": \"1m\"}", "ratePeriod must not come with rateLimit 0");
+        refused.forEach((body, message) -> {
+            HttpResponse<String> response = sendUnchecked(instance, body);
+            assertThat(response.statusCode()).as("%s: %s", body, response.body()).isEqualTo(400);
+            assertThat(json(response.body()).<String>read("$.message")).as(body).startsWith(message);
+        });
+        DocumentContext unchanged = json(get(instance));
+        assertThat(unchanged.<String>read("$.rate.rateSource")).isEqualTo("configured");
+        assertThat(unchanged.<Integer>read("$.rate.rateLimit")).isEqualTo(2);
+
+        ConfigurableApplicationContext withoutRate = start(3);
+        HttpResponse<String> noRate = EndpointCalls.send(withoutRate, "POST", "/actuator/semaphores/limited",
+                "{\"rateLimit\": 5, \"ratePeriod\": \"1m\"}");
+        assertThat(noRate.statusCode()).isEqualTo(400);
+        assertThat(json(noRate.body()).<String>read("$.message"))
+                .isEqualTo("Semaphore 'limited' has no rate-limit configured, so it has no rate to override");
     }
 
     @Test

@@ -108,7 +108,7 @@ class SemaphoreMetricsTest {
                     .containsOnly("semaphore.acquire", "semaphore.active", "semaphore.permits.available",
                             "semaphore.permits.limit", "semaphore.waiters", "semaphore.lease.renewals",
                             "semaphore.lease.lost", "semaphore.release.deferred", "semaphore.rejections",
-                            "semaphore.admissions.without.redis", "semaphore.degraded");
+                            "semaphore.admissions.without.redis", "semaphore.degraded", "semaphore.rate.delayed");
             assertThat(meters.getMeters()).filteredOn(meter -> meter.getId().getName().startsWith("semaphore."))
                     .allSatisfy(meter -> assertThat(meter.getId().getTag("name")).isEqualTo("metered"));
         });
@@ -219,6 +219,41 @@ class SemaphoreMetricsTest {
         });
     }
 
+    /**
+     * A caller that waits while the window is full (a permit free, no slot) is counted once as
+     * delayed by the rate; one that waits for a permit is not, nor one served at once.
+     */
+    @Test
+    void countsGrantsDelayedByTheRate() {
+        runner.run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            SemaphoreRegistry registry = context.getBean(SemaphoreRegistry.class);
+            RedisSemaphore rated = registry.semaphore("delayed",
+                    SemaphoreSettings.DEFAULTS.withPermits(2).withRateLimit(1, Duration.ofMinutes(1)));
+            Permit first = rated.tryAcquire().orElseThrow();
+            assertThat(delayed(meters, "delayed")).as("served at once").isZero();
+            CompletableFuture<Permit> second = rated.acquireAsync(1, Duration.ofSeconds(30));
+            await().until(() -> delayed(meters, "delayed") == 1);
+            assertThat(second).as("the window stays full for a minute").isNotDone();
+            second.cancel(true);
+            first.release();
+
+            // Waiting for a permit, not for the rate: not counted.
+            RedisSemaphore plain = registry.semaphore("permits-only", SemaphoreSettings.DEFAULTS);
+            Permit held = plain.tryAcquire().orElseThrow();
+            CompletableFuture<Permit> waiting = plain.acquireAsync(1, Duration.ofSeconds(30));
+            await().until(() -> meters.get("semaphore.waiters").tag("name", "permits-only").gauge().value() == 1);
+            held.release();
+            assertThat(waiting).succeedsWithin(Duration.ofSeconds(10)).satisfies(Permit::release);
+            assertThat(delayed(meters, "permits-only")).isZero();
+            assertThat(delayed(meters, "delayed")).isEqualTo(1);
+        });
+    }
+
+    private static double delayed(MeterRegistry meters, String name) {
+        return meters.get(SemaphoreMetrics.RATE_DELAYED).tag("name", name).counter().count();
+    }
+
     private static double rejections(MeterRegistry meters, String reason) {
         return meters.get("semaphore.rejections").tags("name", "bounded", "reason", reason).counter().count();
     }
@@ -278,20 +313,20 @@ class SemaphoreMetricsTest {
             registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
             Permit busy = registry.semaphore("tenants", "globex", registry.settingsOf("tenants")).tryAcquire()
                     .orElseThrow();
-            // 15 (8, the 5 reasons of semaphore.rejections and the 2 modes of semaphore.admissions.without.redis):
+            // 16 (9, the 5 reasons of semaphore.rejections and the 2 modes of semaphore.admissions.without.redis):
             // the semaphore.acquire timer is the family's, tagged with the base name (made from the observation,
             // as everywhere), and is not among a key's meters
-            assertThat(namesTagged(meters, "tenants:acme")).hasSize(15);
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(16);
             assertThat(meters.get("semaphore.acquire").tags("name", "tenants", "outcome", "acquired").timer().count())
                     .isEqualTo(2);
 
             Engines.evictIdleKeyed(registry);
 
             assertThat(namesTagged(meters, "tenants:acme")).isEmpty();
-            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(15);
+            assertThat(namesTagged(meters, "tenants:globex")).as("held: not forgotten").hasSize(16);
             // used again: its meters are back, counters from 0
             registry.semaphore("tenants", "acme", registry.settingsOf("tenants")).tryAcquire().orElseThrow().release();
-            assertThat(namesTagged(meters, "tenants:acme")).hasSize(15);
+            assertThat(namesTagged(meters, "tenants:acme")).hasSize(16);
             busy.release();
         });
     }

@@ -126,7 +126,7 @@ class AclClusterTest {
             handOff.overrideLimit(2);
             assertThat(((SemaphoreDescriptor) endpoint.semaphore("handoff")).limitSource())
                     .isEqualTo(SemaphoreState.OVERRIDE);
-            assertThat(((SemaphoreDescriptor) endpoint.limit("handoff", null, null)).limitSource())
+            assertThat(((SemaphoreDescriptor) endpoint.limit("handoff", null, null, null, null)).limitSource())
                     .isEqualTo(SemaphoreState.CONFIGURED);
             assertThat(handOffNode.commandCalls()).containsKey("persist");
             Permit lease = handOff.tryAcquire().orElseThrow();

@@ -238,9 +238,9 @@ class AclLeastPrivilegeTest {
         assertThat(pool.state().limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
         assertThat(server.pttl("semaphore:{pool}:state")).isPositive();
 
-        assertThat(((SemaphoreDescriptor) endpoint.limit("pool", 1, null)).limitSource())
+        assertThat(((SemaphoreDescriptor) endpoint.limit("pool", 1, null, null, null)).limitSource())
                 .isEqualTo(SemaphoreState.OVERRIDE);
-        SemaphoreDescriptor cleared = (SemaphoreDescriptor) endpoint.limit("pool", null, null);
+        SemaphoreDescriptor cleared = (SemaphoreDescriptor) endpoint.limit("pool", null, null, null, null);
         assertThat(cleared.limitSource()).isEqualTo(SemaphoreState.CONFIGURED);
         assertThat(cleared.limit()).isEqualTo(3);
     }

@@ -204,6 +204,9 @@ final class Acquisitions implements LeaseKeeper.WaiterReplies {
                     tick.wake();
                     context.listeners().queued(name(), pending.count, replied.usage().waiters(),
                             replied.predictedWaitMillis() >= 0 ? Duration.ofMillis(replied.predictedWaitMillis()) : null);
+                    if (replied.rateHeld()) {
+                        context.listeners().delayedByRate(name(), pending.count);
+                    }
                     return true;
                 }
                 if (!pending.isGranted()) {

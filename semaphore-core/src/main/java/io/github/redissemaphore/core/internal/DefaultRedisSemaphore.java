@@ -11,6 +11,7 @@ import io.github.redissemaphore.core.SemaphoreUnavailableException.Reason;
 import io.github.redissemaphore.core.WhenUnavailable;
 import io.github.redissemaphore.core.internal.redis.GrantRunner;
 import io.github.redissemaphore.core.internal.redis.OverrideScript;
+import io.github.redissemaphore.core.internal.redis.RateOverrideScript;
 import io.github.redissemaphore.core.internal.redis.SemaphoreKeys;
 import io.github.redissemaphore.core.internal.redis.StateScript;
 
@@ -270,6 +271,37 @@ public final class DefaultRedisSemaphore implements RedisSemaphore {
     public void clearLimitOverride() {
         figures.takeIn(context.runner().call(identity.keys(), new OverrideScript(identity.limit(), 0)));
         log.info("Semaphore '{}': runtime limit cleared; the configured {} applies here", name(), identity.limit());
+    }
+
+    @Override
+    public void overrideRateLimit(int rateLimit, Duration ratePeriod) {
+        if (rateLimit < 1 || rateLimit > SemaphoreSettings.MAX_RATE_LIMIT) {
+            throw new IllegalArgumentException("rateLimit must be between 1 and " + SemaphoreSettings.MAX_RATE_LIMIT
+                    + ", but was " + rateLimit);
+        }
+        // The ranges as the settings check them, with their messages (each names its argument).
+        SemaphoreSettings.DEFAULTS.withRateLimit(rateLimit, ratePeriod);
+        requireRate();
+        figures.takeIn(context.runner().call(identity.keys(),
+                new RateOverrideScript(identity.limit(), rateLimit, ratePeriod)));
+        log.info("Semaphore '{}': runtime rate set to {} per {} ms (configured here: {} per {} ms)", name(), rateLimit,
+                ratePeriod.toMillis(), identity.settings().rateLimit(), identity.settings().ratePeriod().toMillis());
+    }
+
+    @Override
+    public void clearRateLimitOverride() {
+        requireRate();
+        figures.takeIn(context.runner().call(identity.keys(), new RateOverrideScript(identity.limit(), 0, Duration.ZERO)));
+        log.info("Semaphore '{}': runtime rate cleared; the configured {} per {} ms applies here", name(),
+                identity.settings().rateLimit(), identity.settings().ratePeriod().toMillis());
+    }
+
+    /** A runtime rate applies to the window a rate's calls carry: a semaphore without one has none. */
+    private void requireRate() {
+        if (identity.settings().rateLimit() == 0) {
+            throw new IllegalStateException("Semaphore '" + name() + "' has no rateLimit configured here, so it has no"
+                    + " rate to override: configure a rateLimit and ratePeriod for it first");
+        }
     }
 
     /**

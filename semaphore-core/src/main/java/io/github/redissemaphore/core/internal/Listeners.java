@@ -35,6 +35,11 @@ final class Listeners implements SemaphoreListener {
     }
 
     @Override
+    public void delayedByRate(String semaphore, int permits) {
+        each(l -> l.delayedByRate(semaphore, permits));
+    }
+
+    @Override
     public void rejected(String semaphore, int permits, SemaphoreRejectedException.Reason reason) {
         each(l -> l.rejected(semaphore, permits, reason));
     }

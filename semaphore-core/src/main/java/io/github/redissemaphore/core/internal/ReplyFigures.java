@@ -194,7 +194,9 @@ final class ReplyFigures {
                 // Each JVM grants up to its own rate: the fleet's is what neither side believes.
                 log.warn("Semaphore '{}' is configured with {} in this JVM but with {} in another one: each JVM grants"
                         + " up to its own rate until they agree. Configure the same rate-limit and rate-period"
-                        + " everywhere", name, describe(rate), describe(other));
+                        + " everywhere, or set a runtime rate that every JVM with a rate follows"
+                        + " (RedisSemaphore.overrideRateLimit, or POST /actuator/semaphores/{} with"
+                        + " {\"rateLimit\": N, \"ratePeriod\": \"1m\"})", name, describe(rate), describe(other), name);
             }
         }
 

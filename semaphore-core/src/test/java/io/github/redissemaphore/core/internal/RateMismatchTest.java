@@ -35,6 +35,10 @@ class RateMismatchTest {
     private final Logger logger = (Logger) LoggerFactory.getLogger(DefaultRedisSemaphore.class);
     private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
     private final String name = "payments-" + UUID.randomUUID().toString().substring(0, 8);
+    /** The end of every rate mismatch's warning: the way out that needs no redeploy. */
+    private final String orARuntimeRate = ", or set a runtime rate that every JVM with a rate follows"
+            + " (RedisSemaphore.overrideRateLimit, or POST /actuator/semaphores/" + name + " with"
+            + " {\"rateLimit\": N, \"ratePeriod\": \"1m\"})";
 
     RateMismatchTest(RedisServer server) {
         this.server = server;
@@ -75,13 +79,42 @@ class RateMismatchTest {
         assertThat(warnings()).as("each JVM once per other rate").contains(
                 "Semaphore '" + name + "' is configured with rate-limit 50 per 60000 ms in this JVM but with rate-limit"
                         + " 100 per 60000 ms in another one: each JVM grants up to its own rate until they agree."
-                        + " Configure the same rate-limit and rate-period everywhere",
+                        + " Configure the same rate-limit and rate-period everywhere" + orARuntimeRate,
                 "Semaphore '" + name + "' is configured with no rate limit in this JVM but with rate-limit 50 per"
                         + " 60000 ms in another one: each JVM grants up to its own rate until they agree. Configure the"
-                        + " same rate-limit and rate-period everywhere")
+                        + " same rate-limit and rate-period everywhere" + orARuntimeRate)
                 .doesNotHaveDuplicates();
         assertThat(warnings()).anyMatch(warning -> warning.contains("with rate-limit 100 per 60000 ms in this JVM but"
                 + " with no rate limit in another one"));
+    }
+
+    /**
+     * While a runtime rate is set every JVM with a rate follows it, so their configured rates do not
+     * matter and nobody warns (as for a runtime limit of the permits); a JVM without a rate follows
+     * none, and that mismatch is still told.
+     */
+    @Test
+    void aRuntimeRateSilencesTheMismatchOfJvmsWithARateButNotOfOneWithout() {
+        RedisSemaphore hundred = jvm(SemaphoreSettings.DEFAULTS.withPermits(5).withRateLimit(100, Duration.ofMinutes(1)));
+        hundred.state();
+        hundred.overrideRateLimit(10, Duration.ofMinutes(1));
+        RedisSemaphore fifty = jvm(SemaphoreSettings.DEFAULTS.withPermits(5).withRateLimit(50, Duration.ofMinutes(1)));
+        for (int i = 0; i < 3; i++) {
+            hundred.state();
+            fifty.state();
+            hundred.tryAcquire().ifPresent(permit -> permit.release());
+            fifty.tryAcquire().ifPresent(permit -> permit.release());
+        }
+        assertThat(warnings()).as("every JVM with a rate follows the runtime rate").isEmpty();
+
+        RedisSemaphore none = jvm(SemaphoreSettings.DEFAULTS.withPermits(5));
+        for (int i = 0; i < 3; i++) {
+            none.state();
+            hundred.state();
+            none.tryAcquire().ifPresent(permit -> permit.release());
+        }
+        assertThat(warnings()).anyMatch(warning -> warning.contains("configured with no rate limit in this JVM"));
+        hundred.clearRateLimitOverride();
     }
 
     private RedisSemaphore jvm(SemaphoreSettings settings) {

@@ -103,8 +103,11 @@ public class LiveStateReader {
                 .toList();
         SemaphoreSettings settings = registry.settingsOf(name);
         SemaphoreState.RateWindow window = state.rateWindow();
+        // (The rate in force, a runtime rate while one is set: the window tells it.)
+        SemaphoreState.RateWindow told = window != null && window.rateLimit() > 0 ? window : null;
         return new SemaphoreView(name, state.limit(), state.used(), inFlight.read(name).now(), holders, waiters,
-                settings.maxWaiters(), settings.rateLimit(), settings.ratePeriod().toMillis(),
+                settings.maxWaiters(), told != null ? told.rateLimit() : settings.rateLimit(),
+                told != null ? told.ratePeriod().toMillis() : settings.ratePeriod().toMillis(),
                 window == null ? 0 : window.grants());
     }
 

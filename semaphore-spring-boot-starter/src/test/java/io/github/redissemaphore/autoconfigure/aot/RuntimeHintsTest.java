@@ -46,7 +46,8 @@ class RuntimeHintsTest {
             SemaphoresEndpoint.SemaphoreSummary.class, SemaphoresEndpoint.SemaphoreDescriptor.class,
             SemaphoresEndpoint.HolderDescriptor.class, SemaphoresEndpoint.WaiterDescriptor.class,
             SemaphoresEndpoint.OtherLimitDescriptor.class, SemaphoresEndpoint.ReleaseDescriptor.class,
-            SemaphoresEndpoint.CapDescriptor.class, SemaphoresEndpoint.KeyDescriptor.class);
+            SemaphoresEndpoint.CapDescriptor.class, SemaphoresEndpoint.KeyDescriptor.class,
+            SemaphoresEndpoint.RateDescriptor.class);
 
     /** The core's records that the endpoint's responses unwrap ({@code @JsonUnwrapped}): written by Jackson too. */
     private static final List<Class<?>> UNWRAPPED = List.of(SemaphoreState.class, SemaphoreState.Holder.class,

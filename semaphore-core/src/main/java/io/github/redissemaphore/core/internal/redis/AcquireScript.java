@@ -57,8 +57,16 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
      * @param predictedWaitMillis for a caller that queued or was refused at the queue: the wait
      *              predicted at the back of the queue, ms; -1 when none is known (no hold measured
      *              yet, or a reply that carries none)
+     * @param rateHeld for a caller that joined the queue: whether the rate's window, not the
+     *              permits, held it back (the permits let it in, or the head it queued behind, but
+     *              the window had no slot free): a grant the rate delays
      */
-    public record Acquired(Usage usage, Status status, long token, long predictedWaitMillis) {
+    public record Acquired(Usage usage, Status status, long token, long predictedWaitMillis, boolean rateHeld) {
+
+        /** A reply that says nothing of the rate. */
+        public Acquired(Usage usage, Status status, long token, long predictedWaitMillis) {
+            this(usage, status, token, predictedWaitMillis, false);
+        }
 
         /** A reply with no prediction. */
         public Acquired(Usage usage, Status status, long token) {
@@ -108,6 +116,6 @@ public record AcquireScript(int limit, String id, int count, Duration lease, boo
     @Override
     public Acquired parse(Reply reply) {
         return new Acquired(reply.usage(limit), Acquired.Status.values()[(int) reply.number(0)], reply.number(1),
-                reply.size() > 2 ? reply.number(2) : -1);
+                reply.size() > 2 ? reply.number(2) : -1, reply.size() > 3 && reply.number(3) == 1);
     }
 }

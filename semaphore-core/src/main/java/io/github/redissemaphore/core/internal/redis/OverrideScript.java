@@ -14,8 +14,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 public record OverrideScript(int limit, int override) implements ScriptCall<Usage> {
 
+    /** Also {@link RateOverrideScript}'s: one script sets either runtime limit. */
     @SuppressWarnings("rawtypes")
-    private static final RedisScript<List> SCRIPT = Scripts.load("override");
+    static final RedisScript<List> SCRIPT = Scripts.load("override");
 
     @Override
     @SuppressWarnings("rawtypes")

@@ -60,7 +60,8 @@ public record StateScript(String name, String baseName, int limit, int most)
         }
         List<?> window = reply.list(3);
         return new SemaphoreState.RateWindow((int) Reply.number(window.get(0)),
-                Duration.ofMillis(Reply.number(window.get(1))));
+                Duration.ofMillis(Reply.number(window.get(1))), (int) Reply.number(window.get(2)),
+                Duration.ofMillis(Reply.number(window.get(3))), Reply.number(window.get(4)) == 1);
     }
 
     /**
