@@ -1,5 +1,6 @@
 package io.github.redissemaphore.resilience4j;
 
+import io.github.redissemaphore.web.ProblemAnswers;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
 
 import java.time.Duration;
@@ -7,8 +8,6 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -35,14 +34,6 @@ public class BulkheadFullExceptionHandler {
     /** The bulkhead refused the call: 429. */
     @ExceptionHandler
     public ResponseEntity<ProblemDetail> full(BulkheadFullException e) {
-        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS,
-                "No permit of semaphore '" + e.getBulkheadName() + "' (" + e.getMessage() + ")");
-        problem.setProperty("semaphore", e.getBulkheadName());
-        ResponseEntity.BodyBuilder answer = ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS);
-        if (retryAfter != null) {
-            // whole seconds, rounded up, as the starter's own 429 writes it
-            answer.header(HttpHeaders.RETRY_AFTER, Long.toString((retryAfter.toMillis() + 999) / 1000));
-        }
-        return answer.body(problem);
+        return ProblemAnswers.tooManyRequests(e.getBulkheadName(), e.getMessage(), retryAfter);
     }
 }

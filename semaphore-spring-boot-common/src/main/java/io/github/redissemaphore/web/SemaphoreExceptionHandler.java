@@ -12,7 +12,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
@@ -119,7 +118,7 @@ public class SemaphoreExceptionHandler {
         if (decidedLocally) {
             problem.setProperty("whenUnavailable", WhenUnavailable.LOCAL.tag());
         }
-        return answer(problem, retryAfterSeconds != null ? retryAfterSeconds
+        return ProblemAnswers.answer(problem, retryAfterSeconds != null ? retryAfterSeconds
                 : e.retryAfter().map(computedRetryAfter::seconds)
                         .orElse(decidedLocally ? String.valueOf(LOCAL_REFUSAL_RETRY_AFTER_SECONDS) : null));
     }
@@ -143,7 +142,7 @@ public class SemaphoreExceptionHandler {
         if (rejectedForTheOutage) {
             problem.setProperty("whenUnavailable", WhenUnavailable.REJECT.tag());
         }
-        return answer(problem, retryAfterSeconds);
+        return ProblemAnswers.answer(problem, retryAfterSeconds);
     }
 
     /** Why, in words a client may show: "No permit of semaphore 'reports': refused at once, its queue is full". */
@@ -160,13 +159,5 @@ public class SemaphoreExceptionHandler {
             case RATE_LIMITED -> semaphore + ": refused at once, its rate limit is reached";
         };
         return why + e.retryAfter().map(predicted -> " (predicted wait " + predicted.toMillis() + " ms)").orElse("");
-    }
-
-    private static ResponseEntity<ProblemDetail> answer(ProblemDetail problem, @Nullable String retryAfter) {
-        ResponseEntity.BodyBuilder answer = ResponseEntity.status(problem.getStatus());
-        if (retryAfter != null) {
-            answer.header(HttpHeaders.RETRY_AFTER, retryAfter);
-        }
-        return answer.body(problem);
     }
 }

@@ -1,12 +1,12 @@
 package io.github.redissemaphore.concurrencylimit;
 
+import io.github.redissemaphore.web.ProblemAnswers;
+
 import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -33,14 +33,6 @@ public class FleetLimitRejectedExceptionHandler {
     /** The fleet-wide limit refused the call: 429. */
     @ExceptionHandler
     public ResponseEntity<ProblemDetail> rejected(FleetLimitRejectedException e) {
-        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS,
-                "No permit of semaphore '" + e.getSemaphoreName() + "' (" + e.getMessage() + ")");
-        problem.setProperty("semaphore", e.getSemaphoreName());
-        ResponseEntity.BodyBuilder answer = ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS);
-        if (retryAfter != null) {
-            // whole seconds, rounded up, as the starter's own 429 writes it
-            answer.header(HttpHeaders.RETRY_AFTER, Long.toString((retryAfter.toMillis() + 999) / 1000));
-        }
-        return answer.body(problem);
+        return ProblemAnswers.tooManyRequests(e.getSemaphoreName(), e.getMessage(), retryAfter);
     }
 }
