@@ -225,8 +225,10 @@ class LateReplyTest {
                     }
                 }, callers);
                 if (release) {
-                    // Queued in Redis at once (only replies are late): this release grants it.
-                    await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(5))
+                    // Queued in Redis at once (only replies are late): this release grants it. (Queued
+                    // once the call reaches Redis: the first one also makes the connection, whose handshake's
+                    // replies are late too.)
+                    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
                             .until(() -> holderJvm.state().waiters().size() == 1);
                     held.release();
                 }

@@ -131,6 +131,8 @@ class RateScriptModelTest {
         private final int limit;
         private final int rate;
         private final long period;
+        /** The op the next step runs instead of a random one (a caller of op 0..4 then does not wait); -1: none. */
+        private int forcedOp = -1;
         private final SemaphoreKeys keys;
         /** The first three keys only, as {@link ScriptSnapshot} reads an uncapped semaphore. */
         private final SemaphoreKeys plain;
@@ -162,7 +164,7 @@ class RateScriptModelTest {
             this.random = new Random(seed);
             this.limit = 1 + random.nextInt(3);
             this.rate = 1 + random.nextInt(3);
-            this.period = 150 + random.nextInt(200);
+            this.period = 300 + random.nextInt(400);
             String name = "rate-" + names.incrementAndGet();
             this.plain = SemaphoreKeys.of(prefix, name);
             this.keys = plain.withRate(rate, Duration.ofMillis(period));
@@ -180,6 +182,14 @@ class RateScriptModelTest {
             for (int step = 0; step < STEPS; step++) {
                 step(label + " step " + step);
             }
+            // A walk that met no full window (a fair queue refuses a caller before the rate does, and a
+            // slow machine lets windows age out between steps) meets one now, each step checked as
+            // above: no waiter left, then callers that do not wait, each released, until the window is full.
+            for (int step = 0; rateRefusals == 0 && step < 300; step++) {
+                forcedOp = !sortedQueue(ScriptSnapshot.take(redis, plain)).isEmpty() ? 7 : step % 2 == 0 ? 0 : 5;
+                step(label + " finale " + step);
+            }
+            forcedOp = -1;
             System.out.printf("%s: %d grants, %d refused for the rate, %d granted by a timer, %d runtime rates%n", label,
                     grants.size(), rateRefusals, timerGrants, overrides);
             assertThat(overrides).as("%s: the walk set runtime rates", label).isPositive();
@@ -193,13 +203,13 @@ class RateScriptModelTest {
             ScriptSnapshot before = ScriptSnapshot.take(redis, plain);
             List<String> waiting = sortedQueue(before);
             List<String> holding = new ArrayList<>(before.holders().keySet());
-            int op = random.nextInt(12);
+            int op = forcedOp >= 0 ? forcedOp : random.nextInt(12);
             Usage usage;
             Acquired acquired = null;
             boolean timer = false;
             if (op < 5) {
                 String id = "c" + ids++;
-                boolean wait = random.nextBoolean();
+                boolean wait = forcedOp < 0 && random.nextBoolean();
                 acquired = commands.acquire(keys, limit, id, 1, LEASE, wait, fair, HEARTBEAT,
                         inboxes[random.nextInt(inboxes.length)], "test");
                 usage = acquired.usage();
@@ -225,7 +235,7 @@ class RateScriptModelTest {
                 // R4: a runtime rate, or the configured one again; its grants are checked under it.
                 if (random.nextBoolean()) {
                     curRate = 1 + random.nextInt(3);
-                    curPeriod = 150 + random.nextInt(200);
+                    curPeriod = 300 + random.nextInt(400);
                     usage = commands.overrideRate(keys, limit, curRate, Duration.ofMillis(curPeriod));
                 } else {
                     curRate = rate;

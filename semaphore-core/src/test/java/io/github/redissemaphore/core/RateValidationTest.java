@@ -64,13 +64,14 @@ class RateValidationTest {
 
     @Test
     void theScriptsRefuseABadRateInTheirFirstArgumentAndWriteNothing() {
-        SemaphoreKeys keys = SemaphoreKeys.of(prefix, "rate-bad").withRate(2, Duration.ofSeconds(1));
+        // A window of a minute: its key (which expires a period after its newest grant) outlives the calls.
+        SemaphoreKeys keys = SemaphoreKeys.of(prefix, "rate-bad").withRate(2, Duration.ofMinutes(1));
         String counts = "1 30000 5000";
         // (a short inbox keeps the state a listpack, whose DUMP only a write changes)
         String box = "j1 owner";
         // A semaphore with a holder, a waiter and a full window, so a bad call has something to break.
-        redis.execute(Scripts.load("acquire"), keys.all(), "5 2 1000", "h", counts, box, "3");
-        redis.execute(Scripts.load("acquire"), keys.all(), "5 2 1000", "g", counts, box, "3");
+        redis.execute(Scripts.load("acquire"), keys.all(), "5 2 60000", "h", counts, box, "3");
+        redis.execute(Scripts.load("acquire"), keys.all(), "5 2 60000", "g", counts, box, "3");
         Map<String, String> before = dumps(keys.all());
         List<String> firsts = List.of("5", "5 2", "5 x 1000", "5 0 1000", "5 100001 1000", "5 2 99", "5 2 86400001",
                 "5 2 1000 extra", "0 2 1000", "5 -2 1000", "5  2 1000");
